@@ -3393,7 +3393,11 @@ def unbatched_handling(module: cst.Module, observed: tuple = ()) -> bool:
     a list of lists a ``for`` loop unpacks (``for attn, ff in self.layers``) is called on a batch when every call of
     the loop's name for it is (:meth:`_OwnCells.loop_member_batched`, also for a module-level function's
     ``SequentialCell`` put there: :meth:`_OwnCells.looped_sequences_shown`); a sequence member after an own cell whose
-    construct returns a batch gets one (:meth:`_OwnCells.before_member`). Anything else (a layer in another list,
+    construct returns a batch gets one (:meth:`_OwnCells.before_member`); a layer handed to a wrapper cell of the file
+    (``Residual(fn)``) gets the wrapper's input (:meth:`_OwnCells.wrapped_batched`); a member of a ``SequentialCell``
+    display appended to a list starred into ``self.NAME = SequentialCell(*layers, ...)`` gets its members' output
+    (:meth:`_OwnCells.appended_sequence`); a loop name's call keeps a batch when every cell put at its place does
+    (:meth:`_OwnCells.loop_call_output`). Anything else (a layer in another list,
     built in a function, used on another object, handed on, read in a branch) loads the handling: one rank comparison
     per call.
 
@@ -3422,6 +3426,8 @@ def unbatched_handling(module: cst.Module, observed: tuple = ()) -> bool:
                 shown |= flow.sequence_shown(attr, assign.value)
     shown |= _returned_sequences_shown(module, layer, parents)
     shown |= own.looped_sequences_shown()
+    shown |= own.appended_sequences_shown()
+    shown |= own.wrapped_shown([b for b in builds if id(b) not in shown])
     if observed and [kind for kind, _ in observed] == [layer(call.func) for call in builds]:
         shown |= {id(call) for call, (_, batched) in zip(builds, observed) if batched}
     return any(id(call) not in shown for call in builds)
@@ -3555,6 +3561,9 @@ class _BatchFlow:
                 return True  # ops.cat of a batch: torch joins tensors of one rank only
             if self._own_kind(expr) is not None:  # the file's own cell, or a SequentialCell
                 made, keeps = self.own.output(self.cls, _self_attribute(expr.func), rank)
+                return made or (keeps and self.forward(expr.args[0].value, rank, function, seen))
+            if self.own is not None and isinstance(expr.func, cst.Name):  # for a, b in self.layers: x = a(x)
+                made, keeps = self.own.loop_call_output(self.cls, expr, rank)
                 return made or (keeps and self.forward(expr.args[0].value, rank, function, seen))
             return self._keeps(expr, rank) and self.forward(expr.args[0].value, rank, function, seen)
         if isinstance(expr, cst.BinaryOperation):
@@ -4178,6 +4187,8 @@ class _OwnCells:
             if not (isinstance(parent, cst.Call) and parent.func is node):
                 return False  # a base, a value handed on, a type test: not followed
             looped = self.loop_member_batched(parent, rank)
+            if looped is None:
+                looped = self.wrapped_batched(parent, rank)
             if looped is not None:
                 if not looped:
                     return False
@@ -4189,6 +4200,12 @@ class _OwnCells:
             if isinstance(holder, cst.Arg):
                 holder = self.parents.get(id(holder))
             sequence = holder if isinstance(holder, cst.Call) and self.kind_of(holder) == "SequentialCell" else None
+            if sequence is not None and self.appended_sequence(sequence) is not None:
+                members = _sequence_members(sequence)
+                if parent not in members or self.before_member(members, members.index(parent), rank) != "batch":
+                    return False
+                uses += 1
+                continue
             assign = self.parents.get(id(sequence)) if sequence is not None else holder
             if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
                 return False
@@ -4415,9 +4432,9 @@ class _OwnCells:
                 and len(value.args[0].value.elements) == length
                 and not any(isinstance(e, cst.StarredElement) for e in value.args[0].value.elements))
 
-    def _loop_target(self, node: cst.Attribute, length: int):
+    def _loop_target(self, node: cst.Attribute, length: int | None):
         """``for a, b in self.X`` / ``for i, (a, b) in zip(..., self.X)``: (function, the tuple of ``length`` plain
-        names unpacked from ``self.X``'s items), else None."""
+        names unpacked from ``self.X``'s items; any number for None), else None."""
         parent = self.parents.get(id(node))
         loop, target = parent, None
         if isinstance(loop, cst.For) and loop.iter is node:
@@ -4433,10 +4450,210 @@ class _OwnCells:
                     and not any(isinstance(e, cst.StarredElement) for e in loop.target.elements)):
                 target = loop.target.elements[call.args.index(parent)].value
         function = self._function_of(loop) if target is not None else None
-        if not (isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == length and function is not None
+        if not (isinstance(target, (cst.Tuple, cst.List)) and function is not None
+                and (length is None or len(target.elements) == length)
                 and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements)):
             return None
         return function, target
+
+    def loop_call_output(self, owner: cst.ClassDef, call: cst.Call, rank: int) -> tuple[bool, bool]:
+        """(made, keeps) of ``a(x)`` where ``a`` is a name a ``for`` loop of the owner unpacks from the items of a list
+        of lists of cells (:meth:`loop_member_batched`'s container, vit-pytorch's Twins-SVT: ``for local_attn, ff1,
+        global_attn, ff2 in self.layers: x = local_attn(x)``): made, every cell the file puts at that place gives a
+        batch of ``rank`` whatever its input; keeps, each gives one when its input is one (an own cell whose
+        construct returns ``self.fn(x) + x``, ``nn.Identity()``). The name must be bound by that loop alone and only
+        ever called in the function; (False, False) otherwise."""
+        name = call.func.value
+        function = self._function_of(call)
+        if function is None or self._class_of(function) is not owner:
+            return False, False
+        found = None
+        for node in all_nodes(function, cst.Attribute):
+            attr = _self_attribute(node)
+            looped = self._loop_target(node, None) if attr is not None else None
+            if looped is None or looped[0] is not function:
+                continue
+            for index, element in enumerate(looped[1].elements):
+                if element.value.value == name:
+                    if found is not None:
+                        return False, False  # two loops bind it
+                    found = (attr, index, len(looped[1].elements), element.value)
+        if found is None:
+            return False, False
+        attr, index, length, bound = found
+        for node in all_nodes(function, cst.Name):
+            if node.value != name or node is bound:
+                continue
+            parent = self.parents.get(id(node))
+            if (isinstance(parent, cst.Attribute) and parent.attr is node) or (
+                    isinstance(parent, cst.Arg) and parent.keyword is node):
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return False, False  # rebound, handed on: other values may reach the call
+        if self._container_loops(owner, attr, length) is None:
+            return False, False
+        steps = []
+        for listed in self._appended_lists(owner, attr):
+            value = listed.elements[index].value
+            for member in (value.body, value.orelse) if isinstance(value, cst.IfExp) else (value,):
+                steps.append(self._step(self.kind_of(member) or _member_kind(self.layer, member) or "", rank))
+        made = bool(steps) and all(s in ("batch", "needs") for s in steps)
+        return made, made or (bool(steps) and all(s in ("batch", "needs", "keeps") for s in steps))
+
+    def _appended_lists(self, owner: cst.ClassDef, attr: str) -> list:
+        """The list displays of the ``nn.CellList([...])`` appended to ``self.<attr>`` (or to a local list stored
+        there, :meth:`_stored_local`) in the owner."""
+        found = []
+        for function in all_nodes(owner, cst.FunctionDef):
+            for append in all_nodes(function, cst.Call):
+                func = append.func
+                if not (isinstance(func, cst.Attribute) and func.attr.value == "append" and len(append.args) == 1):
+                    continue
+                receiver = func.value
+                if _self_attribute(receiver) == attr or (
+                        isinstance(receiver, cst.Name) and self._stored_local(function, receiver.value) == attr):
+                    value = append.args[0].value
+                    if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.List):
+                        found.append(value.args[0].value)
+        return found
+
+    def wrapped_batched(self, build: cst.Call, rank: int) -> bool | None:
+        """A layer handed to the constructor of a wrapper cell of the file (vit-pytorch's ``Residual(nn.Conv2d(...))``,
+        ``Residual(FeedForward(...))``), whose ``__init__`` only stores the parameter as ``self.A = fn`` (its one
+        build of ``self.A``) and whose every use of ``self.A`` is a call on a batch of ``rank``
+        (``return self.fn(x, **kwargs) + x``, ``x`` the wrapper's input, batched at every call the file makes of the
+        wrapper): True; False when not shown; None when the build is not such an argument."""
+        arg = self.parents.get(id(build))
+        call = self.parents.get(id(arg)) if isinstance(arg, cst.Arg) else None
+        if not (isinstance(call, cst.Call) and arg.value is build and not arg.star):
+            return None
+        kind = self.kind_of(call)
+        wrapper = self.classes.get(kind[1:]) if kind and kind.startswith("@") else None
+        if wrapper is None:
+            return None
+        name = wrapper.name.value
+        methods = {f.name.value: f for f in wrapper.body.body if isinstance(f, cst.FunctionDef)}
+        init = methods.get("__init__")
+        if (init is None or set(methods) - {"__init__", "construct"} or any(_bases_name(c, name) for c in self.every)
+                or any(a.star for a in call.args)):
+            return False
+        params = init.params.params
+        if arg.keyword is not None:
+            param = next((p for p in [*params[1:], *init.params.kwonly_params]
+                          if p.name.value == arg.keyword.value), None)
+        else:
+            position = [a for a in call.args if a.keyword is None].index(arg) + 1
+            param = params[position] if position < len(params) else None
+        if param is None:
+            return False
+        stored = None
+        for node in all_nodes(init, cst.Name):
+            if node.value != param.name.value or node is param.name:
+                continue
+            parent = self.parents.get(id(node))
+            if (isinstance(parent, cst.Attribute) and parent.attr is node) or (
+                    isinstance(parent, cst.Arg) and parent.keyword is node):
+                continue
+            line = self.parents.get(id(parent))
+            if not (isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1
+                    and stored is None and self.parents.get(id(line)) is init.body):
+                return False  # read another way, or stored twice
+            stored = _self_attribute(parent.targets[0].target)
+            if stored is None:
+                return False
+        builds = [a for a in all_nodes(wrapper, cst.AssignTarget) if _self_attribute(a.target) == stored]
+        if stored is None or len(builds) != 1:
+            return False
+        return self._fact(("wrapped", name, stored, rank),
+                          lambda: self.flow(wrapper).uses_batched(stored, rank, onward=False))
+
+    def appended_sequence(self, sequence: cst.Call) -> tuple[cst.ClassDef, str] | None:
+        """(owner, attribute) of a ``nn.SequentialCell(...)`` display appended to a local list that is then starred
+        into the sequence the owner stores as ``self.<attribute>`` (vit-pytorch's Twins-SVT: ``layers = []``,
+        ``layers.append(nn.SequentialCell(PatchEmbedding(...), Transformer(...), PEG(...), Transformer(...)))`` per
+        stage, ``self.layers = nn.SequentialCell(*layers, pool, ...)``): the display then runs only whole, its members
+        in order, inside that sequence. The list is bound once, first thing, to ``[]`` in the function's body and
+        otherwise only appended to and starred there once; every mention of ``self.<attribute>`` in the owner is that
+        build or a call of it. None otherwise."""
+        arg = self.parents.get(id(sequence))
+        append = self.parents.get(id(arg)) if isinstance(arg, cst.Arg) else None
+        if not (isinstance(append, cst.Call) and len(append.args) == 1 and append.args[0] is arg and not arg.star
+                and not arg.keyword and isinstance(append.func, cst.Attribute) and append.func.attr.value == "append"
+                and isinstance(append.func.value, cst.Name) and self.kind_of(sequence) == "SequentialCell"):
+            return None
+        name = append.func.value.value
+        function = self._function_of(append)
+        if function is None:
+            return None
+        start = outer = None
+        for node in all_nodes(function, cst.Name):
+            if node.value != name:
+                continue
+            parent = self.parents.get(id(node))
+            if (isinstance(parent, cst.Attribute) and parent.attr is node) or (
+                    isinstance(parent, cst.Arg) and parent.keyword is node):
+                continue
+            if isinstance(parent, cst.AssignTarget):
+                assign = self.parents.get(id(parent))
+                if (start is not None or not isinstance(assign, cst.Assign) or len(assign.targets) != 1
+                        or not (isinstance(assign.value, cst.List) and not assign.value.elements)
+                        or self.parents.get(id(self.parents.get(id(assign)))) is not function.body):
+                    return None
+                start = assign
+            elif isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "append":
+                if not isinstance(self.parents.get(id(parent)), cst.Call):
+                    return None
+            elif isinstance(parent, cst.Arg) and parent.star == "*" and outer is None:
+                outer = self.parents.get(id(parent))
+                if not (isinstance(outer, cst.Call) and self.kind_of(outer) == "SequentialCell"
+                        and sum(a.star == "*" for a in outer.args) == 1):
+                    return None
+            else:
+                return None
+        store = self.parents.get(id(outer)) if outer is not None else None
+        if start is None or not (isinstance(store, cst.Assign) and len(store.targets) == 1):
+            return None
+        attr, owner = _self_attribute(store.targets[0].target), self._class_of(function)
+        if attr is None or owner is None:
+            return None
+        for node in all_nodes(owner, cst.Attribute):
+            if _self_attribute(node) != attr:
+                continue
+            parent = self.parents.get(id(node))
+            if isinstance(parent, cst.AssignTarget) and self.parents.get(id(parent)) is store:
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return None  # indexed, iterated, handed on: a member may be reached alone
+        return owner, attr
+
+    def appended_sequences_shown(self) -> set[int]:
+        """Builds shown batched in a ``SequentialCell`` display put in a starred list (:meth:`appended_sequence`):
+        the members before the build give a batch of its rank whatever the display's input (:meth:`before_member`),
+        or a member that refuses anything but one comes before or after it through rank-keeping members."""
+        from mindport.mappings.unbatched import BATCH_RANK, CELLS
+
+        shown: set[int] = set()
+        for sequence in all_nodes(self.module, cst.Call):
+            if self.kind_of(sequence) != "SequentialCell" or any(a.star or a.keyword for a in sequence.args):
+                continue
+            if self.appended_sequence(sequence) is None:
+                continue
+            members = _sequence_members(sequence)
+            kinds = [_member_kind(self.layer, m) for m in members]
+            for index, (member, kind) in enumerate(zip(members, kinds)):
+                if kind not in BATCH_RANK or kind in CELLS or not kind.startswith(("Conv", "LPPool", "Adaptive")):
+                    continue
+                rank = BATCH_RANK[kind]
+                if self.before_member(members, index, rank) == "batch" or _between_batch_only(kinds, index, rank):
+                    shown.add(id(member))
+        return shown
+
+    def wrapped_shown(self, builds: list) -> set[int]:
+        """MindSpore layers handed to a wrapper cell of the file and shown batched there (:meth:`wrapped_batched`)."""
+        from mindport.mappings.unbatched import BATCH_RANK, CELLS
+
+        return {id(b) for b in builds if (self.layer(b.func) not in CELLS
+                                          and self.wrapped_batched(b, BATCH_RANK[self.layer(b.func)]))}
 
     def _function_of(self, node) -> cst.FunctionDef | None:
         while node is not None and not isinstance(node, cst.FunctionDef):
