@@ -16,7 +16,8 @@ from mindport.mappings import load_registry
 from mindport.migrator.context import Options
 from mindport.migrator.engine import run_pipeline
 from mindport.migrator.project import (conv1d_settings_unread as _conv1d_settings_unread, float64_free as _float64_free,
-                                       return_kinds, backward_params as _backward_params)
+                                       return_kinds, backward_params as _backward_params,
+                                       record_classes as _record_classes)
 
 
 @dataclass
@@ -38,7 +39,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    object_classes=frozenset(), list_names=frozenset(),
                    function_classes=frozenset(), float_sites=(), uniform_sites=(), decided_sites=(), return_kinds=None,
                    imported_names=frozenset(), float64_free=None, conv1d_settings_unread=None,
-                   tensor_free: bool = False, argument_writers=(), backward_params=None) -> ConversionResult:
+                   tensor_free: bool = False, argument_writers=(), backward_params=None,
+                   record_classes=None) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -66,7 +68,9 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     ``tensor_free``: no torch tensor can reach this file of the project (``mindport.migrator.project.
     tensor_free_files``): it is returned as it is. ``argument_writers``: ((name, params, written params), ...) the
     project's functions that write into an argument (``mindport.migrator.project.argument_writers``): a call of one
-    this file imports binds the written tensor again.
+    this file imports binds the written tensor again. ``record_classes``: the project's dataclass records a model
+    builds in its forward (``mindport.migrator.project.record_classes``), written as dicts; None (a file alone): its
+    own.
     """
     if tensor_free:
         return ConversionResult(code=code)
@@ -74,6 +78,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
         return_kinds = _own_return_kinds(code)
     if backward_params is None:
         backward_params = _own_fact(_backward_params, code) or ()
+    if record_classes is None:
+        record_classes = _own_fact(_record_classes, code) or ()
     if float64_free is None:
         float64_free = _own_fact(_float64_free, code)
     if conv1d_settings_unread is None:
@@ -88,6 +94,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       decided_sites=frozenset(tuple(site) for site in decided_sites),
                       return_kinds=tuple(tuple(k) for k in return_kinds),
                       backward_params=tuple((n, tuple(p), tuple(b)) for n, p, b in backward_params),
+                      record_classes=tuple((n, tuple(tuple(f) for f in fs)) for n, fs in record_classes),
                       imported_names=frozenset(imported_names), float64_free=bool(float64_free),
                       conv1d_settings_unread=bool(conv1d_settings_unread),
                       argument_writers=tuple((n, tuple(p), tuple(w)) for n, p, w in argument_writers))

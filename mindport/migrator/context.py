@@ -86,6 +86,9 @@ class Options:
     # ((name, parameters, backpropagated parameters), ...): the project's functions that call .backward() on a
     # parameter (project.backward_params): a caller records the loss it hands them
     backward_params: tuple = ()
+    # ((class, ((field, default source or None), ...)), ...): the project's dataclass records a model builds in its
+    # forward, written as dicts (project.record_classes; RecordDictTransform)
+    record_classes: tuple = ()
     return_kinds: tuple = ()  # ((name, kind), ...): what the project's functions return (project.return_kinds)
     imported_names: frozenset[str] = frozenset()  # names imported from the project's modules (project.py)
     # ((name, params, written params), ...): the project's module functions that write into an argument, which their

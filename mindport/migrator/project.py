@@ -998,3 +998,153 @@ def backward_params(trees: list[ast.Module]) -> tuple[tuple[str, tuple[str, ...]
             found.setdefault(function.name, set()).add((params, tuple(backed)))
     return tuple(sorted((name, *next(iter(kinds))) for name, kinds in found.items()
                         if len(kinds) == 1 and next(iter(kinds))[1]))
+
+
+# attributes a tensor, a layer or an array has: a record field of such a name could be misread elsewhere
+_NOT_FIELDS = frozenset({"shape", "dtype", "device", "data", "grad", "T", "mT", "H", "ndim", "size", "weight", "bias",
+                         "training", "real", "imag", "itemsize", "nbytes", "requires_grad", "is_cuda", "layout",
+                         "names", "keys", "items", "get", "copy", "update", "pop", "append", "__dict__"})
+_DATACLASS_HELPERS = frozenset({"asdict", "astuple", "fields", "replace", "is_dataclass"})
+
+
+def record_classes(trees: list[ast.Module]) -> tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...]:
+    """The project's ``@dataclass`` records a model builds in its forward (x-transformers' ``Intermediates``,
+    ``LayerIntermediates``): ((class name, ((field, its default's source or None), ...)), ...). A static graph builds
+    such an object in the Python interpreter and poisons every value returned with it (MindSpore 2.10: the next
+    LayerNorm fails, "negative dimensions are not allowed"); ``RecordDictTransform`` writes each one as a dict
+    display (field -> value) and its field reads and writes as key reads and writes, which a graph compiles.
+
+    Only a class that nothing else can tell from a dict: a top-level ``@dataclass`` with no base, whose body holds
+    only annotated fields (a default that is not ``field(...)``, or ``field(default=...)``) and methods nobody calls;
+    built only in the methods (not ``__init__``) of classes with a base that is not a plain object (a module), with
+    keywords and positions its fields cover; its name used otherwise only in annotations and imports (no
+    ``isinstance``, no subclass); no field named like a tensor's or a layer's attribute; no
+    ``getattr``/``hasattr``/``setattr`` of a field by name, no ``dataclasses.asdict``/``replace``/``fields`` in the
+    project. Read with ``ast``: nothing imported."""
+    candidates: dict[str, tuple] = {}
+    methods: dict[str, set[str]] = {}
+    dropped: set[str] = set()
+    for tree in trees:
+        for node in tree.body:
+            if type(node) is not ast.ClassDef or not _is_dataclass(node):
+                continue
+            found = _record_fields(node)
+            if node.name in candidates or found is None or node.bases or node.keywords:
+                dropped.add(node.name)
+                continue
+            candidates[node.name] = found
+            methods[node.name] = {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if not candidates:
+        return ()
+    built: dict[str, int] = dict.fromkeys(candidates, 0)
+    attributes: set[str] = set()  # every attribute name read or written anywhere (a method called by name)
+    named_fields: set[str] = set()  # getattr(x, "f") & co.
+    for tree in trees:
+        annotations = _annotation_nodes(tree)
+        calls: dict[int, ast.Call] = {}
+        for node in ast.walk(tree):
+            if type(node) is ast.Call:
+                calls[id(node.func)] = node
+                if type(node.func) is ast.Name and node.func.id in ("getattr", "hasattr", "setattr") \
+                        and len(node.args) > 1 and type(node.args[1]) is ast.Constant:
+                    named_fields.add(str(node.args[1].value))
+            elif type(node) is ast.Attribute:
+                attributes.add(node.attr)
+                if node.attr in _DATACLASS_HELPERS and type(node.value) is ast.Name and node.value.id == "dataclasses":
+                    return ()
+            elif type(node) is ast.ImportFrom and node.module == "dataclasses" \
+                    and any(a.name in _DATACLASS_HELPERS for a in node.names):
+                return ()
+        for node, owner in _with_owner(tree):
+            name = node.id if type(node) is ast.Name else node.attr if type(node) is ast.Attribute else None
+            if name not in candidates or id(node) in annotations:
+                continue
+            call = calls.get(id(node))
+            if type(node) is ast.Attribute and call is None:
+                continue  # x.Intermediates: an attribute of another object, not the class
+            if call is None or not _fits(call, candidates[name]) or owner is None:
+                dropped.add(name)
+            else:
+                built[name] += 1
+    for name in candidates:
+        fields = {f for f, _ in candidates[name]}
+        if built[name] == 0 or fields & (_NOT_FIELDS | named_fields) \
+                or {m for m in methods[name] if not m.startswith("__")} & attributes:
+            dropped.add(name)
+    return tuple(sorted((n, f) for n, f in candidates.items() if n not in dropped))
+
+
+def _is_dataclass(node: ast.ClassDef) -> bool:
+    for deco in node.decorator_list:
+        target = deco.func if type(deco) is ast.Call else deco
+        if _last_component(target) == "dataclass":
+            return type(deco) is not ast.Call or not any(
+                k.arg == "init" and not (type(k.value) is ast.Constant and k.value.value) for k in deco.keywords)
+    return False
+
+
+def _record_fields(node: ast.ClassDef):
+    """((field, default source or None), ...) of a plain dataclass body; None for anything else in it."""
+    fields = []
+    for i, stmt in enumerate(node.body):
+        if type(stmt) is ast.Expr and type(stmt.value) is ast.Constant and i == 0 or type(stmt) is ast.Pass:
+            continue
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if stmt.name in ("__post_init__", "__init__", "__getattr__", "__getattribute__", "__setattr__") \
+                    or stmt.decorator_list:
+                return None
+            continue
+        if type(stmt) is not ast.AnnAssign or type(stmt.target) is not ast.Name \
+                or any(t in ast.unparse(stmt.annotation) for t in ("ClassVar", "InitVar", "KW_ONLY")):
+            return None
+        default = None if stmt.value is None else stmt.value
+        if type(default) is ast.Call and _last_component(default.func) == "field":
+            given = {k.arg: k.value for k in default.keywords}
+            if set(given) - {"default", "repr", "compare"} or default.args or "default" not in given:
+                return None
+            default = given["default"]
+        fields.append((stmt.target.id, None if default is None else ast.unparse(default)))
+    return tuple(fields) if fields else None
+
+
+def _fits(call: ast.Call, fields: tuple) -> bool:
+    """A construction the dict display can hold: no ``*``/``**``, positions and keywords among the fields, every
+    field without a default given."""
+    names = [f for f, _ in fields]
+    if any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords) \
+            or len(call.args) > len(names):
+        return False
+    given = set(names[:len(call.args)]) | {k.arg for k in call.keywords}
+    return given <= set(names) and all(d is not None or f in given for f, d in fields)
+
+
+def _annotation_nodes(tree: ast.Module) -> set[int]:
+    """Ids of every node inside an annotation (a parameter's, a return's, an annotated assignment's)."""
+    roots = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            roots.append(node.returns)
+            a = node.args
+            roots.extend(x.annotation for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x)
+        elif type(node) is ast.AnnAssign:
+            roots.append(node.annotation)
+    return {id(n) for root in roots if root is not None for n in ast.walk(root)}
+
+
+def _with_owner(tree: ast.Module):
+    """(name node, the model method it is in or None) for every ``ast.Name``/``ast.Attribute`` read of the tree: a
+    model method is one of a class with a base that is not a plain object, other than ``__init__`` (functions nested
+    in it count as it)."""
+    def walk(node, owner, in_class):
+        for child in ast.iter_child_nodes(node):
+            if type(child) is ast.ClassDef:
+                bases = {_last_component(b) for b in child.bases}
+                yield from walk(child, None, bool(bases - VALUE_BASES))
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = owner if owner is not None else (child if in_class and child.name != "__init__" else None)
+                yield from walk(child, inner, False)
+            else:
+                if type(child) in (ast.Name, ast.Attribute) and type(child.ctx) is ast.Load:
+                    yield child, owner
+                yield from walk(child, owner, in_class)
+    yield from walk(tree, None, False)

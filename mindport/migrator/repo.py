@@ -31,6 +31,7 @@ from mindport.errors import Diagnostic, InputError
 from mindport.migrator.formats import imported_packages
 from mindport.migrator.project import function_classes_from_bases, list_names, local_packages, sibling_modules, \
     argument_writers, backward_params, imported_names, module_classes_from_bases, object_classes_from_bases, \
+    record_classes, \
     parse_files, return_kinds, star_bindings, float64_free, conv1d_settings_unread, tensor_free_files
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
@@ -214,10 +215,10 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         if single:  # a file alone: its own functions' return kinds (convert_source)
             stars, lists, returns, imported, no_float64, settings_unread = {}, frozenset(), None, frozenset(), None, None
             tensor_free, writers = frozenset(), ()
-            backed = None
+            backed = records = None
         elif isinstance(cached_stars, dict) and cached_stars.get("key") == stars_key \
                 and "tensor_free" in cached_stars and "argument_writers" in cached_stars \
-                and "backward_params" in cached_stars:
+                and "backward_params" in cached_stars and "record_classes" in cached_stars:
             stars = {rel: tuple(tuple(b) for b in bindings) for rel, bindings in cached_stars["files"].items()}
             lists = frozenset(cached_stars["lists"])
             returns = tuple(tuple(k) for k in cached_stars["returns"])
@@ -227,12 +228,14 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             tensor_free = frozenset(cached_stars["tensor_free"])
             writers = tuple((n, tuple(p), tuple(w)) for n, p, w in cached_stars["argument_writers"])
             backed = tuple((n, tuple(p), tuple(b)) for n, p, b in cached_stars["backward_params"])
+            records = tuple((n, tuple(tuple(f) for f in fs)) for n, fs in cached_stars["record_classes"])
         else:
             stars = star_bindings(src, python_files)
             files = parse_files(src, python_files)  # read and parsed once for the three facts below
             lists = list_names(files)  # names bound to a list in some file (EfficientNet's stride)
             returns = return_kinds([tree for _, tree in files])  # what each function returns (C-SWM's to_one_hot)
             backed = backward_params([tree for _, tree in files])  # helpers handed a loss they backpropagate
+            records = record_classes([tree for _, tree in files])  # dataclass records built in forward: dicts
             imported = imported_names(files, local)  # names imported from the project's modules
             no_float64 = float64_free([tree for _, tree in files])  # no float64 tensor anywhere (SGD's parameters)
             settings_unread = conv1d_settings_unread([tree for _, tree in files])  # a Conv1d is MindSpore's own
@@ -241,7 +244,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             writers = argument_writers(files, imported)  # helpers writing into a caller's tensor (former's mask_)
         speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
                        "local_packages": local, "device": device, "list_names": lists, "return_kinds": returns,
-                       "backward_params": backed,
+                       "backward_params": backed, "record_classes": records,
                        "imported_names": imported, "float64_free": no_float64,
                        "conv1d_settings_unread": settings_unread, "argument_writers": writers}
 
@@ -272,7 +275,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         options = {"target": target, "ms_version": ms_version, "module_classes": project_modules,
                    "local_packages": local, "device": device, "object_classes": objects, "list_names": lists,
                    "function_classes": functions, "return_kinds": returns, "imported_names": imported,
-                   "backward_params": backed,
+                   "backward_params": backed, "record_classes": records,
                    "float64_free": no_float64, "conv1d_settings_unread": settings_unread,
                    "argument_writers": writers}
         calls_object = _calls_any(objects, functions)
@@ -290,7 +293,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                                "imported": sorted(imported), "float64_free": no_float64,
                                "conv1d_settings_unread": settings_unread, "tensor_free": sorted(tensor_free),
                                "argument_writers": [[n, list(p), list(w)] for n, p, w in writers],
-                               "backward_params": [[n, list(p), list(b)] for n, p, b in backed or ()]}}
+                               "backward_params": [[n, list(p), list(b)] for n, p, b in backed or ()],
+                               "record_classes": [[n, [list(f) for f in fs]] for n, fs in records or ()]}}
         by_rel = {entry.rel: entry for entry in todo}
         packaging: list[TreeEntry] = []
         imports: set[str] = set()  # what the converted Python files import (the packaging lists it)

@@ -26,6 +26,7 @@ from einops.einops import _prepare_recipes_for_all_dims, _prepare_transformation
 from mindspore import nn, ops
 from mindspore.ops.primitive import constexpr
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
+from mindport.runtime._graph import in_graph as _in_graph
 
 _REDUCTIONS = ("sum", "mean", "max", "min", "prod", "any", "all")
 
@@ -89,7 +90,12 @@ def _stacked(tensor):
 
 def _foreign(tensor):
     """Not a MindSpore tensor nor a list of them (a numpy array the converted code rearranges): einops' own function
-    takes it (PyNative; in a graph the test is a constant and this branch is never compiled)."""
+    takes it, in PyNative. Never in a graph: there the answer is the constant False, so einops' branch is not
+    compiled. An ``isinstance`` of a value the graph does not type as a constant (karras_unet's weight after
+    ``pack``, ``l2norm`` and a ``math.sqrt`` of its sizes) left both branches in, and einops' own ``raise
+    EinopsError`` stopped the compile ("Unsupported exception type: EinopsError", MindSpore 2.10)."""
+    if _in_graph():
+        return False
     if isinstance(tensor, (list, tuple)):
         return len(tensor) > 0 and not isinstance(tensor[0], ms.Tensor)
     return not isinstance(tensor, ms.Tensor)

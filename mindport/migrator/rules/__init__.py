@@ -55,6 +55,7 @@ from mindport.migrator.rules.partial_attributes import PartialAttributeTransform
 from mindport.migrator.rules.partial_calls import PartialCallTransform
 from mindport.migrator.rules.python_round import RoundIntTransform
 from mindport.migrator.rules.raise_not_implemented import RaiseNotImplementedTransform
+from mindport.migrator.rules.record_dicts import RecordDictTransform
 from mindport.migrator.rules.recorded_values import RecordedValueTransform
 from mindport.migrator.rules.references import ReferenceTransform
 from mindport.migrator.rules.repr_unset import ReprUnsetTransform
@@ -74,6 +75,7 @@ from mindport.migrator.rules.argument_writes import ArgumentWriteTransform
 RULES = (
     ModuleClassTransform,         # nn.Module -> nn.Cell, forward -> construct
     LegacyNameTransform,          # collections.Sequence, np.float, scipy.signal.hann -> the current names (same objects)
+    RecordDictTransform,          # a @dataclass record built in forward -> a dict display, inter.f -> inter["f"] (GRAPH_MODE)
     CustomOptimizerTransform,     # Optimizer subclasses: step(self) reading p.grad -> construct(self, grads)
     AutogradFunctionTransform,    # autograd.Function -> Cell with construct/bprop; F.apply -> F()
     LayerParameterNameTransform,  # self.emb.weight -> self.emb.embedding_table (tied weights)

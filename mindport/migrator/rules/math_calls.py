@@ -17,14 +17,17 @@ _FUNCTIONS = frozenset(f"math.{name}" for name in (
 
 
 class MathCallTransform(GraphMethodRule):
-    """In a model's methods, ``sqrt(n)`` of ``from math import sqrt`` -> ``math.sqrt(n)``, read from the module
+    """In a model's methods and in module-level functions, ``sqrt(n)`` of ``from math import sqrt`` ->
+    ``math.sqrt(n)``, read from the module
     (``import math`` added when the file binds none); ``math.sqrt(n)`` stays as written.
 
     The functions are Python's ``math`` functions of numbers (``sqrt``, ``log``, ``exp``, ``ceil``, ``floor``,
     ``pow`` ...).
 
     A model's ``forward`` computes sizes with ``math``: ``h = int(sqrt(tokens.shape[1]))`` before a reshape
-    (vit-pytorch's PiT). MindSpore's static graph (GRAPH_MODE) runs a function it reaches by a bare name through its
+    (vit-pytorch's PiT), or a module-level helper ``forward`` calls does (karras_unet's ``normalize_weight``:
+    ``normed * sqrt(weight.numel() / weight.shape[0])``, then ``unpack_one``, whose plan could not read the
+    interpreted tensor's shape: "__len__() should return >= 0"). MindSpore's static graph (GRAPH_MODE) runs a function it reaches by a bare name through its
     JIT Fallback: the result is an interpreted object, not a constant, a tensor reshaped with it is one too, and the
     next layer cannot read its shape ("The starred unpack merge input must be sequence, but got AbstractAny",
     measured on 2.10). Read from the ``math`` module, the graph compiles the call itself: every function of this
@@ -68,9 +71,19 @@ class MathCallTransform(GraphMethodRule):
         super().__init__(ctx, module_classes)
         self.runtime_modules: set[str] = set()  # read by finalize_runtime
         self.stdlib_modules: set[str] = set()  # ``import math`` for the calls written math.<fn> (finalize_runtime)
+        self._classes = 0  # classes the visit is in
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        super().visit_ClassDef(node)
+        self._classes += 1
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._classes -= 1
+        return updated_node
 
     def leave_Call(self, original_node, updated_node):
-        if not self.compiled or not updated_node.args \
+        helper = bool(self._compiled) and not self._classes  # a module-level function (forward may call it)
+        if not (self.compiled or helper) or not updated_node.args \
                 or any(a.keyword is not None or a.star for a in updated_node.args):
             return updated_node
         qual = self.scope.resolve(original_node.func)

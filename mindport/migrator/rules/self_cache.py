@@ -247,6 +247,7 @@ class SelfCacheTransform(Rule):
         self._lazy: dict[int, list[str]] = {}  # id of a @property building a cache on self -> its attributes
         self._buffer_calls: set[int] = set()  # ids of self.register_buffer(...) calls caching a value (keep_buffer)
         self._buffer_methods: dict[int, tuple] = {}  # id of a method -> (buffers it assigns, buffers read after)
+        self._state_writes: dict[int, str] = {}  # id of an `out, self.h = f(x, self.h)` statement line -> h
 
     def visit_Module(self, node: cst.Module) -> None:
         classes: list[cst.ClassDef] = []
@@ -273,6 +274,7 @@ class SelfCacheTransform(Rule):
                        overridden).plan()
                 _lazy_properties(cls, self._lazy)
                 _cache_buffers(cls, self._buffer_calls, self._buffer_methods, self._remarks)
+                _state_tuples(cls, self._state_writes, self._remarks)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._say(node)
@@ -307,6 +309,23 @@ class SelfCacheTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._say(node)
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        attr = self._state_writes.get(id(original_node))
+        if attr is None:
+            return updated_node
+        assign = updated_node.body[0]  # out, self.h = f(x, self.h) -> out, _mp_h = ...; keep_cache(self, "h", _mp_h)
+        target = assign.targets[0].target
+        elements = [e.with_changes(value=cst.Name(f"_mp_{attr}")) if _is_self_attr(e.value, attr) else e
+                    for e in target.elements]
+        kept = cst.SimpleStatementLine([cst.Expr(cst.Call(
+            func=self.ctx.target_expr("mindport.runtime.framework.keep_cache"),
+            args=[cst.Arg(cst.Name("self"), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                  cst.Arg(cst.SimpleString(f'"{attr}"'), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                  cst.Arg(cst.Name(f"_mp_{attr}"))]))])
+        self.ctx.converted_sites += 1
+        return cst.FlattenSentinel([updated_node.with_changes(body=[assign.with_changes(
+            targets=[assign.targets[0].with_changes(target=target.with_changes(elements=elements))])]), kept])
 
     def _say(self, node) -> None:
         message = self._remarks.pop(id(node), None)
@@ -1348,6 +1367,61 @@ def _recast_value(value, attr: str) -> bool | None:
         seen = True
         value = value.func.value
     return dtype if seen and _is_self_attr(value, attr) else None
+
+
+def _state_tuples(cls: cst.ClassDef, found: dict[int, str], remarks: dict[int, str]) -> None:
+    """The statements ``out, self.h = f(x, self.h)`` of a model's methods (thesis/lstm's HAR_LSTM: ``lstm_out,
+    self.hidden = self.lstm(x, self.hidden)``, ``self.hidden`` set by ``init_hidden`` before the call): state kept on
+    self from one call to the next, written as an element of a tuple target and read in the same statement, and read
+    nowhere else in the method. The state analysis says MP107 at the read (PyNative takes the previous call's value, a
+    graph another); a graph also fails to compile the write itself (MindSpore 2.10: the tuple read back is
+    "Tensor[Float64]", "the 'hx' must be Tuple"). The line binds a local ``_mp_h`` instead and keeps it on self with
+    ``mp_framework.keep_cache`` (PyNative only), and the MP107 says what a graph reads. Only where the MP107 is said
+    (``remarks`` holds the read)."""
+    for method in cls.body.body:
+        if not isinstance(method, cst.FunctionDef) or method.name.value == "__init__":
+            continue
+        lines: list[cst.SimpleStatementLine] = []
+        reads: dict[str, list] = {}
+
+        class Visitor(cst.CSTVisitor):
+            def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+                lines.append(node)
+
+            def visit_Attribute(self, node: cst.Attribute) -> None:
+                if _is_self(node.value):
+                    reads.setdefault(node.attr.value, []).append(node)
+
+        walk(method, Visitor())
+        for line in lines:
+            if len(line.body) != 1 or not isinstance(line.body[0], cst.Assign) or len(line.body[0].targets) != 1 \
+                    or not isinstance(line.body[0].targets[0].target, (cst.Tuple, cst.List)):
+                continue
+            assign = line.body[0]
+            written = [e.value.attr.value for e in assign.targets[0].target.elements
+                       if isinstance(e.value, cst.Attribute) and _is_self(e.value.value)]
+            if len(written) != 1:
+                continue
+            attr = written[0]
+            in_value: list = []
+
+            class Reads(cst.CSTVisitor):
+                def visit_Attribute(self, node: cst.Attribute) -> None:
+                    if _is_self_attr(node, attr):
+                        in_value.append(node)
+
+            walk(assign.value, Reads())
+            others = [n for n in reads.get(attr, ()) if n not in in_value
+                      and not any(e.value is n for e in assign.targets[0].target.elements)]
+            said = [n for n in in_value if id(n) in remarks]
+            if len(in_value) != 1 or others or not said:
+                continue
+            found[id(line)] = attr
+            shown = "construct" if method.name.value == "forward" else method.name.value
+            remarks[id(said[0])] = (
+                f"{shown} reads self.{attr} before writing it: PyNative takes the value the previous call left, a "
+                f"static graph (GRAPH_MODE) the value self.{attr} held when it was compiled, on every call (its write "
+                f"is kept in PyNative only: equal on the first call, different from the second on)")
 
 
 def _is_self_attr(node, attr: str) -> bool:

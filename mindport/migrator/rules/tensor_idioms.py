@@ -17,6 +17,8 @@ from mindport.migrator.walk import parse_expression, walk
 
 _GRAD_CONTEXTS = ("torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled")
 _AUTOCASTS = ("torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast")
+# a profiler's label around a block: no effect on what the block computes (pixel-nerf's ResnetFC)
+_PROFILE_LABELS = ("torch.autograd.profiler.record_function", "torch.profiler.record_function")
 _GRAD_DECORATORS = ("torch.no_grad", "torch.inference_mode", "torch.enable_grad")
 
 
@@ -400,13 +402,15 @@ class TensorIdiomTransform(Rule):
 
     def _grad_context(self, node: cst.With) -> bool:
         """``with torch.no_grad():`` and its kin, and an autocast turned off (``with
-        torch.cuda.amp.autocast(enabled=False):`` in Nystromformer's forward): blocks that change nothing in a
-        MindSpore forward, flattened (a graph compiles no Python context manager)."""
+        torch.cuda.amp.autocast(enabled=False):`` in Nystromformer's forward), and a profiler's label (``with
+        profiler.record_function("resblock"):`` in pixel-nerf's ResnetFC): blocks that change nothing in a
+        MindSpore forward, flattened (a graph compiles no Python context manager: torch's record_function kept in
+        a forward failed GRAPH_MODE, "Only support jit_class instance"; the label is not in MindSpore's profile)."""
         items = node.items
         if not (len(items) == 1 and isinstance(items[0].item, cst.Call) and items[0].asname is None):
             return False
         qual = self.scope.resolve_torch(items[0].item.func)
-        return qual in _GRAD_CONTEXTS or (qual in _AUTOCASTS and any(
+        return qual in _GRAD_CONTEXTS or qual in _PROFILE_LABELS or (qual in _AUTOCASTS and any(
             a.keyword is not None and a.keyword.value == "enabled" and isinstance(a.value, cst.Name)
             and a.value.value == "False" for a in items[0].item.args))
 
