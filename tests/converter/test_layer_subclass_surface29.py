@@ -188,3 +188,37 @@ def test_the_init_calls_table_is_torchs_own():
     assert render(found) == INIT_CALLS_FILE.read_text(encoding="utf-8")
     assert load_init_calls()["torch.nn.MultiheadAttention"] == ("_reset_parameters",)
     assert len(found) >= 29 and all(calls for calls in found.values())
+
+
+def test_repr_shows_a_subclass_extra_repr(tmp_path):
+    """torch's repr(m) shows extra_repr(); MindSpore's Cell.__repr__ calls extend_repr(): a module class defining
+    extra_repr answers both (a layer subclass's text was MindSpore's own, silently)."""
+    source = textwrap.dedent("""\
+        import torch.nn as nn
+
+
+        class Scaled(nn.Linear):
+            def extra_repr(self):
+                return super().extra_repr() + ", scaled"
+
+
+        class Block(nn.Module):
+            def __init__(self, k):
+                super().__init__()
+                self.k = k
+
+            def extra_repr(self):
+                return f"k={self.k}"
+
+
+        class Sub(Block):
+            def extra_repr(self):
+                return super().extra_repr() + "!"
+    """)
+    result = convert_source(source, "repr29.py")
+    assert not result.diagnostics, [d.format() for d in result.diagnostics]
+    torch_ns = load_module(source, tmp_path / "t_repr29.py", "t_repr29")
+    port = load_module(result.code, tmp_path / "m_repr29.py", "m_repr29")
+    assert repr(port.Sub(4)) == repr(torch_ns.Sub(4)) == "Sub(k=4!)"
+    assert port.Block(3).extra_repr() == torch_ns.Block(3).extra_repr() == "k=3"
+    assert repr(port.Scaled(3, 2)).endswith(", scaled)") and repr(torch_ns.Scaled(3, 2)).endswith(", scaled)")
