@@ -176,6 +176,13 @@ def test_a_setting_the_cell_holds_without_torchs_value_is_flagged_in_a_subclass(
     result = convert_source(source, "up29.py")
     assert [d.code for d in result.diagnostics] == ["MP104"]
     assert "torch.nn.ConvTranspose2d.output_padding" in result.diagnostics[0].message
+    # a Conv1d subclass's own weight is 4-D in MindSpore: its shape read at the kernel's dimension is flagged, as
+    # self.conv.weight.shape[2] is (dimensions 0, 1 and -1 read the same)
+    source = source.replace("nn.ConvTranspose2d", "nn.Conv1d").replace(
+        "self.output_padding", "self.weight.shape[2], self.weight.shape[-1]")
+    result = convert_source(source, "c1d29.py")
+    assert [d.code for d in result.diagnostics] == ["MP104"]
+    assert "torch.nn.Conv1d.weight.shape" in result.diagnostics[0].message
 
 
 def test_the_init_calls_table_is_torchs_own():
