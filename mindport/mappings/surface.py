@@ -273,8 +273,18 @@ def load_init_calls() -> dict[str, tuple[str, ...]]:
     """``data/surface/init_calls.toml``: torch layer class -> the methods its ``__init__`` calls on ``self``
     (``reset_parameters``), read from torch's source by ``python -m mindport.proofs.init_calls --write``. A subclass
     overriding one gets it called after the base ``__init__`` (LayerInitCallTransform): MindSpore's classes call none."""
-    raw = tomllib.loads(INIT_CALLS_FILE.read_text(encoding="utf-8")) if INIT_CALLS_FILE.exists() else {}
-    return {torch_name: tuple(calls) for torch_name, calls in raw.get("layer", {}).items()}
+    return {torch_name: tuple(calls) for torch_name, calls in _init_calls_data().get("layer", {}).items()}
+
+
+@functools.lru_cache(maxsize=1)
+def load_converted_init_calls() -> dict[str, tuple[str, ...]]:
+    """The same file's ``[converted]``: torch layer class -> the methods of its list that the converted class's
+    own ``__init__`` already calls, with arguments (MindSpore's RNN cells: ``self.reset_parameters(dtype=dtype)``)."""
+    return {torch_name: tuple(calls) for torch_name, calls in _init_calls_data().get("converted", {}).items()}
+
+
+def _init_calls_data() -> dict:
+    return tomllib.loads(INIT_CALLS_FILE.read_text(encoding="utf-8")) if INIT_CALLS_FILE.exists() else {}
 
 
 @functools.lru_cache(maxsize=1)

@@ -10,7 +10,8 @@
 The slice: the enumeration (/work/notes/objsurf29.md, 43 base classes x 12-20 shapes) found these silently wrong on
 every base whose ``__init__`` calls ``reset_parameters`` (29 classes) and on the Conv*d/ConvTranspose2d ``padding``
 reads; the test keeps one base per family (Linear with its own ``__init__``, LayerNorm without, Conv2d through an
-explicit ``nn.Conv2d.__init__(self, ...)``, LSTM, a subclass of a subclass; Embedding given ``_weight`` gets no call) and the
+explicit ``nn.Conv2d.__init__(self, ...)``, LSTM, GRUCell (whose MindSpore class calls the override itself, with
+``dtype=``), a subclass of a subclass; Embedding given ``_weight`` gets no call) and the
 Conv2d/Conv3d/ConvTranspose2d reads."""
 from __future__ import annotations
 
@@ -65,6 +66,12 @@ INIT_SOURCE = textwrap.dedent("""\
                 nn.init.constant_(p, 0.05)
 
 
+    class ConstCell(nn.GRUCell):
+        def reset_parameters(self):
+            for p in self.parameters():
+                nn.init.constant_(p, -0.2)
+
+
     class Given(nn.Embedding):
         def __init__(self):
             super().__init__(4, 3, _weight=torch.ones(4, 3))
@@ -75,7 +82,7 @@ INIT_SOURCE = textwrap.dedent("""\
 
     def build():
         return {"zero_bias": ZeroBias(5), "fixed": Fixed(5), "half_norm": HalfNorm(6), "conv": ConstConv(),
-                "lstm": ConstLSTM(4, 3, num_layers=2)}
+                "lstm": ConstLSTM(4, 3, num_layers=2), "cell": ConstCell(4, 3)}
 
 
     def values(m):
@@ -89,6 +96,7 @@ def test_an_overridden_reset_parameters_initialises_the_port_as_torch(tmp_path):
     result = convert_source(INIT_SOURCE, "init29.py")
     assert not result.diagnostics, [d.format() for d in result.diagnostics]
     assert result.code.count("self.reset_parameters()  # torch.nn.") == 4  # ZeroBias, HalfNorm, ConstConv, ConstLSTM
+    assert "def reset_parameters(self, **_mindspore_arguments):" in result.code  # MindSpore's GRUCell calls it
     torch_models = load_module(INIT_SOURCE, tmp_path / "t_init29.py", "t_init29").build()
     port = load_module(result.code, tmp_path / "m_init29.py", "m_init29")
     ms_models = port.build()
@@ -189,10 +197,10 @@ def test_the_init_calls_table_is_torchs_own():
     """``mappings/data/surface/init_calls.toml`` equals what torch's source says (``python -m
     mindport.proofs.init_calls --write`` regenerates it)."""
     from mindport.mappings.surface import INIT_CALLS_FILE, load_init_calls
-    from mindport.proofs.init_calls import measure, render
+    from mindport.proofs.init_calls import measure, measure_mindspore, render
 
     found = measure()
-    assert render(found) == INIT_CALLS_FILE.read_text(encoding="utf-8")
+    assert render(found, measure_mindspore()) == INIT_CALLS_FILE.read_text(encoding="utf-8")
     assert load_init_calls()["torch.nn.MultiheadAttention"] == ("_reset_parameters",)
     assert len(found) >= 29 and all(calls for calls in found.values())
 

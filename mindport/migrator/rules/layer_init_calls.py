@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mindport.mappings.surface import load_init_calls
+from mindport.mappings.surface import load_converted_init_calls, load_init_calls
 from mindport.migrator.rules.base import Example, Rule
 
 
@@ -19,7 +19,10 @@ class LayerInitCallTransform(Rule):
     makes it (before the subclass's own lines after ``super().__init__``); a subclass without an ``__init__`` gets
     one that passes its arguments on. Which torch classes call which method is read from torch's source
     (``mappings/data/surface/init_calls.toml``, ``python -m mindport.proofs.init_calls --write``).
-    ``Embedding(..., _weight=w)`` calls none (torch skips it for a given weight): left as is.
+    ``Embedding(..., _weight=w)`` calls none (torch skips it for a given weight): left as is. Where the converted
+    class's own ``__init__`` calls it already (MindSpore's RNN cells: ``self.reset_parameters(dtype=dtype)``, the
+    file's ``[converted]``), no call is added and the override takes those keywords (``**_mindspore_arguments``;
+    without them the port did not build).
 
     ``super().reset_parameters()`` in such a class is the next class's own, or the base layer's draw as torch's
     (ObjectSurfaceTransform: ``mindport.runtime.layers.reset_parameters(super())``; MindSpore's Cell has no such
@@ -106,6 +109,14 @@ class LayerInitCallTransform(Rule):
             return updated_node
         qual, calls = made
         body = list(updated_node.body.body)
+        called = load_converted_init_calls().get(qual, ())
+        if called:  # the converted class's own __init__ calls the override already, with its arguments
+            body = [_taking_keywords(s) if isinstance(s, cst.FunctionDef) and s.name.value in called else s
+                    for s in body]
+            updated_node = updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+            calls = tuple(c for c in calls if c not in called)
+            if not calls:
+                return updated_node
         lines = [_call_line(name, qual) for name in calls]
         for i, statement in enumerate(body):
             if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
@@ -122,6 +133,15 @@ class LayerInitCallTransform(Rule):
             body[at] = body[at].with_changes(leading_lines=[cst.EmptyLine(indent=False)])
         body.insert(at, init)
         return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+
+def _taking_keywords(function: cst.FunctionDef) -> cst.FunctionDef:
+    """``def reset_parameters(self)`` -> ``def reset_parameters(self, **_mindspore_arguments)``: MindSpore's RNN
+    cells call it with ``dtype=``; torch's, with none."""
+    if function.params.star_kwarg is not None:
+        return function
+    return function.with_changes(params=function.params.with_changes(
+        star_kwarg=cst.Param(cst.Name("_mindspore_arguments"), star="**")))
 
 
 def _is_super(expr: cst.BaseExpression) -> bool:
