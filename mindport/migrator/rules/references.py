@@ -573,17 +573,11 @@ def _flagged_settings(entry) -> dict[str, _FlaggedSetting]:
 
 
 def _own_names(node: cst.ClassDef) -> set[str]:
-    """The names a class body binds itself (its methods, class attributes)."""
-    found: set[str] = set()
-    for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            found.add(stmt.name.value)
-        elif isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
-                    [small.target] if isinstance(small, cst.AnnAssign) else []
-                found.update(t.value for t in targets if isinstance(t, cst.Name))
-    return found
+    """The methods (and nested classes) a class body defines. Not its class attributes: torch's layer __init__
+    sets its settings on the instance, over a class attribute of the same name (``class Wide(nn.Linear):
+    in_features = 7`` still reads the constructor's value), so those reads stay the layer's."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return {stmt.name.value for stmt in body if isinstance(stmt, (cst.FunctionDef, cst.ClassDef))}
 
 
 def _derived(entry) -> dict[str, _Template]:
