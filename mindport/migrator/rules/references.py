@@ -367,12 +367,16 @@ class ReferenceTransform(Rule):
             entry = self.ctx.registry.lookup(qual) if qual else None
             if entry is not None and entry.kind == "layer" and isinstance(node.body, cst.IndentedBlock):
                 # and the settings MindSpore keeps under another form (a Conv2d's padding is its 4-tuple): torch's
-                # value from the template, as for self.conv.padding; not a name the class itself defines or assigns;
+                # value from the template, as for self.conv.padding; not a kept setting (its template falls back to
+                # torch's default, which a subclass built with another value would read silently: a subclass's
+                # construction does not record it), nor a name the class itself defines or assigns;
                 # and the settings MindSpore holds with no torch value are flagged (a ConvTranspose2d's
                 # output_padding), as on self.conv
                 assigned = _self_assigned(node) | _own_names(node)
-                attributes = {**_flagged_settings(entry),
-                              **attribute_paths(entry), **_derived(entry)}
+                surface = load_surface().layer(entry.torch)
+                kept = surface.kept if surface is not None else {}  # torch's default where not recorded: as written
+                attributes = {**_flagged_settings(entry), **attribute_paths(entry),
+                              **{k: v for k, v in _derived(entry).items() if k not in kept}}
                 attributes = {k: v for k, v in attributes.items() if k not in assigned}
                 if attributes:
                     self._narrowed_blocks[id(node.body)] = ("self", attributes)
