@@ -39,6 +39,7 @@ from mindport.mappings import DATA_DIR, MappingError, load_registry
 SURFACE_FILE = DATA_DIR / "surface" / "object_surface.toml"
 WRITES_FILE = DATA_DIR / "surface" / "layer_writes.toml"  # writing a setting after construction, measured  # beside the tables, not a table of [[api]] entries
 SHADOWED_FILE = DATA_DIR / "surface" / "shadowed_members.toml"  # torch names MindSpore's class holds with another value
+INIT_CALLS_FILE = DATA_DIR / "surface" / "init_calls.toml"  # the methods a torch layer's __init__ calls on self
 ENDS = ("converted", "flagged", "unsupported")
 
 
@@ -265,6 +266,25 @@ def load_writes() -> dict[str, dict[str, tuple[str, str]]]:
             raise MappingError(f"{WRITES_FILE.name}: layer {torch_name!r}: a setting is listed under two ends")
         found[torch_name] = table
     return found
+
+
+@functools.lru_cache(maxsize=1)
+def load_init_calls() -> dict[str, tuple[str, ...]]:
+    """``data/surface/init_calls.toml``: torch layer class -> the methods its ``__init__`` calls on ``self``
+    (``reset_parameters``), read from torch's source by ``python -m mindport.proofs.init_calls --write``. A subclass
+    overriding one gets it called after the base ``__init__`` (LayerInitCallTransform): MindSpore's classes call none."""
+    return {torch_name: tuple(calls) for torch_name, calls in _init_calls_data().get("layer", {}).items()}
+
+
+@functools.lru_cache(maxsize=1)
+def load_converted_init_calls() -> dict[str, tuple[str, ...]]:
+    """The same file's ``[converted]``: torch layer class -> the methods of its list that the converted class's
+    own ``__init__`` already calls, with arguments (MindSpore's RNN cells: ``self.reset_parameters(dtype=dtype)``)."""
+    return {torch_name: tuple(calls) for torch_name, calls in _init_calls_data().get("converted", {}).items()}
+
+
+def _init_calls_data() -> dict:
+    return tomllib.loads(INIT_CALLS_FILE.read_text(encoding="utf-8")) if INIT_CALLS_FILE.exists() else {}
 
 
 @functools.lru_cache(maxsize=1)

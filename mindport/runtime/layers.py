@@ -1921,16 +1921,19 @@ def reset_parameters(layer, base: bool = False) -> None:
     +-1/sqrt(hidden_size) (MindSpore's cells have this draw as their own reset_parameters); Embedding and
     EmbeddingBag N(0, 1) with the padding row zero; the norms (BatchNorm, SyncBatchNorm, InstanceNorm, LayerNorm,
     GroupNorm, RMSNorm) ones and zeros, their running statistics too. A class with a reset_parameters of its own runs it; any other Cell raises TypeError
-    naming it."""
+    naming it. ``layer`` may be ``super()`` (``super().reset_parameters()`` in an override): the next class's own
+    method where one has it, else the layer's draw."""
     import math
 
     from mindspore.common.initializer import HeUniform, One, Uniform, Zero
 
     own = None if base else getattr(layer, "reset_parameters", None)
     if callable(own):  # a class of the model's with its own reset_parameters (base: the layer's own draw, as
-        # nn.Linear.reset_parameters(self) in that method asks)
+        # nn.Linear.reset_parameters(self) in that method asks); super().reset_parameters(): the next class's own
         own()
         return
+    if isinstance(layer, super):  # super().reset_parameters() in a subclass of a layer: no class after it has its
+        layer = layer.__self__  # own, so the layer's own draw, as torch's base class's reset_parameters
 
     def fill(param, init):
         param.set_data(initializer(init, param.shape, param.dtype))

@@ -62,6 +62,7 @@ from mindport.migrator.rules.repr_unset import ReprUnsetTransform
 from mindport.migrator.rules.reversed_cells import ReversedCellsTransform
 from mindport.migrator.rules.reversed_tensor import ReversedTensorTransform
 from mindport.migrator.rules.table_calls import TableCallTransform
+from mindport.migrator.rules.layer_init_calls import LayerInitCallTransform
 from mindport.migrator.rules.tensor_idioms import TensorIdiomTransform
 from mindport.migrator.rules.training_loop import TrainingLoopRule
 from mindport.migrator.rules.truth_tests import XorTestTransform
@@ -102,6 +103,7 @@ RULES = (
     SizeTupleTransform,           # torch.Size(s) in a model method reading no numel()/isinstance -> tuple(s) (GRAPH_MODE)
     PackedFieldTransform,         # packed.data in a model method -> packed[0]; PackedSequence(...) -> packed_sequence
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
+    LayerInitCallTransform,       # a layer subclass's reset_parameters: called after the base __init__, as torch's does
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
     DictUnpackTransform,          # {**a, **b} in a function -> merged_dict(a, b) (GRAPH_MODE reads ** wrong)

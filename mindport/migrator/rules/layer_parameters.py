@@ -216,6 +216,7 @@ class LayerParameterNameTransform(Rule):
         self._file_classes: set[str] = set()  # the file's top-level classes
         self._class_layers: dict[str, dict] = {}  # class -> its self.X bindings (self.token_emb.emb.weight)
         self._layer_bases: dict[str, dict] = {}
+        self._class_stack: list[str] = []  # the enclosing classes' names
         self._targets: set[int] = set()  # attributes assigned to: never read through the accessor
         self._called: set[int] = set()  # the func of every call (original nodes)
         self._outer_dims: set[int] = set()  # ``w.shape``/``w.size`` read at dimension 0, 1 or -1 (original nodes)
@@ -239,9 +240,11 @@ class LayerParameterNameTransform(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(self._attribute_bindings(node))
+        self._class_stack.append(node.name.value)
 
     def leave_ClassDef(self, original_node, updated_node):
         self._classes.pop()
+        self._class_stack.pop()
         return updated_node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -694,8 +697,9 @@ class LayerParameterNameTransform(Rule):
 
     def _flagged_tensor_shape(self, node: cst.Attribute) -> _Flagged | None:
         """``self.conv.weight.shape`` (``.ndim``, ``.size()``, ``.dim()``) of a layer whose surface flags that weight
-        or buffer (a Conv1d's is 4-D in MindSpore): the weight itself converts (init calls, checkpoints), its shape
-        read gives another answer, so the read is flagged with the surface's reason."""
+        or buffer (a Conv1d's is 4-D in MindSpore), and ``self.weight.shape`` in a subclass of that layer: the
+        weight itself converts (init calls, checkpoints), its shape read gives another answer, so the read is
+        flagged with the surface's reason."""
         if node.attr.value not in _SHAPE_READS or not isinstance(node.value, cst.Attribute) \
                 or id(node) in self._outer_dims:  # out, in/groups and the kernel length read the same
             return None
@@ -703,6 +707,10 @@ class LayerParameterNameTransform(Rule):
         if member not in _TENSOR_MEMBERS:
             return None
         candidates = self._candidates(node.value.value) or []
+        owner = node.value.value
+        if not candidates and isinstance(owner, cst.Name) and owner.value == "self" and self._class_stack \
+                and self._class_stack[-1] in self._layer_bases:  # class C(nn.Conv1d): self.weight.shape[2]
+            candidates = [self._layer_bases[self._class_stack[-1]]]
         for candidate in candidates:
             layer = load_surface().layer(candidate.entry.torch) if isinstance(candidate, _Layer) else None
             reason = layer.flagged.get(member) if layer is not None else None

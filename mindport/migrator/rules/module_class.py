@@ -8,7 +8,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import module_level, own_bindings
 from mindport.names import CELL_NAMES, cell_attribute_name
-from mindport.migrator.walk import find_all, walk
+from mindport.migrator.walk import find_all, parse_statement, walk
 
 _MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "torch.jit.ScriptModule"}  # a ScriptModule
 # subclass is an nn.Module whose methods TorchScript compiles (``@torch.jit.script_method``): a Cell like any other
@@ -79,7 +79,13 @@ class ModuleClassTransform(Rule):
     A method the model defines under a name Cell has and calls itself (``compile``, which ``Cell.__call__`` runs in
     GRAPH_MODE; ``construct``; any name of ``mindport.names.CELL_NAMES``) takes a trailing underscore, with its
     ``self.<name>`` references in the file's module classes and the calls on a name of the file bound only to
-    instances of the class (``model = Net(); model.compile(...)``): it would replace MindSpore's method."""
+    instances of the class (``model = Net(); model.compile(...)``): it would replace MindSpore's method.
+
+    A module class defining ``extra_repr`` gets an ``extend_repr`` returning it: torch's ``repr(m)`` shows
+    ``extra_repr()``, MindSpore's ``Cell.__repr__`` calls ``extend_repr()`` (a layer subclass's custom text was
+    MindSpore's ``Dense(input_channels=...)`` silently); ``super().extra_repr()`` in a class whose base is torch's
+    own (nn.Module, a layer: MindSpore's classes have no ``extra_repr``) is ``super().extend_repr()``, the Cell's
+    text."""
 
     EXAMPLES = (
         Example(
@@ -192,6 +198,37 @@ class ModuleClassTransform(Rule):
             note="A model's own compile would replace Cell.compile, which a Cell's call runs in GRAPH_MODE "
                  "(N-BEATS: 'compile() missing 1 required positional argument'): it becomes compile_.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Block(nn.Module):
+                    def __init__(self, k):
+                        super().__init__()
+                        self.k = k
+
+                    def extra_repr(self):
+                        return f"k={self.k}, " + super().extra_repr()
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Block(nn.Cell):
+                    def __init__(self, k):
+                        super().__init__()
+                        self.k = k
+
+                    def extra_repr(self):
+                        return f"k={self.k}, " + super().extend_repr()
+
+                    def extend_repr(self):  # MindSpore's Cell.__repr__ calls extend_repr; torch's Module.__repr__, extra_repr
+                        return self.extra_repr()
+            """,
+            note="repr(block) shows the model's extra_repr, as torch's does (MindSpore's Cell.__repr__ calls "
+                 "extend_repr); super().extra_repr() of torch's own base is the Cell's text.",
+        ),
     )
 
     def __init__(self, ctx, module_classes: set[str]) -> None:
@@ -201,6 +238,7 @@ class ModuleClassTransform(Rule):
         self._reserved: set[str] = set()
         self._methods: set[str] = set()  # methods a module class defines under a name Cell calls itself (compile)
         self._class_bodies: list[tuple] = []
+        self._torch_based: list[bool] = []  # per class: a module class whose base is torch's own (nn.Module, a layer)
         self._instances: dict[str, set[str]] = {}  # a name bound only to instances of such a class -> those methods
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -210,14 +248,28 @@ class ModuleClassTransform(Rule):
         is_module = node.name.value in self.module_classes
         self._class_stack.append(is_module)
         self._class_bodies.append(tuple(node.body.body) if isinstance(node.body, cst.IndentedBlock) else ())
+        self._torch_based.append(is_module and any(
+            b.keyword is None and is_module_base(self.scope.resolve_torch(b.value)) for b in node.bases))
         if is_module:  # attributes the class sets under a name Cell uses itself (self.cells = ...): renamed
             self._reserved |= {n for n in _self_assigned(node) if n in CELL_NAMES}
             self._methods |= _own_methods(node) & _TAKEN_METHOD_NAMES
 
     def leave_ClassDef(self, original_node, updated_node):
-        self._class_stack.pop()  # the bases themselves are converted by the table (torch.nn.Module entry)
+        self._torch_based.pop()
+        is_module = self._class_stack.pop()  # the bases themselves are converted by the table (torch.nn.Module entry)
         self._class_bodies.pop()
-        return updated_node
+        own = _own_methods(original_node)
+        if not is_module or "extra_repr" not in own or "extend_repr" in own:
+            return updated_node
+        # torch's repr(m) shows extra_repr(); MindSpore's Cell.__repr__ calls extend_repr(): one that returns it
+        body = list(updated_node.body.body)
+        at = next(i for i, stmt in enumerate(body) if isinstance(stmt, cst.FunctionDef)
+                  and stmt.name.value == "extra_repr") + 1
+        body.insert(at, parse_statement(
+            "def extend_repr(self):  # MindSpore's Cell.__repr__ calls extend_repr; torch's Module.__repr__, extra_repr\n"
+            "    return self.extra_repr()\n").with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
+        self.ctx.converted_sites += 1
+        return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
 
     def leave_FunctionDef(self, original_node, updated_node):
         if self._class_stack and self._class_stack[-1] and original_node.name.value in self._methods \
@@ -259,6 +311,11 @@ class ModuleClassTransform(Rule):
         if updated_node.attr.value == "forward" and self._class_stack and self._class_stack[-1] \
                 and self.scope.resolve_torch(original_node.value) is None:
             return updated_node.with_changes(attr=cst.Name("construct"))
+        # super().extra_repr() in a class derived from torch's own (nn.Module, a layer): the Cell's text
+        # (MindSpore's classes have extend_repr, no extra_repr)
+        if updated_node.attr.value == "extra_repr" and self._class_stack and self._class_stack[-1] \
+                and _is_super_call(original_node.value) and self._torch_based[-1]:
+            return updated_node.with_changes(attr=cst.Name("extend_repr"))
         return updated_node
 
 
@@ -304,6 +361,10 @@ def _instances_of_renamed(module: cst.Module, module_classes: set[str]) -> dict[
 
     walk(module, Bindings())
     return {name: methods for name, methods in found.items() if name not in other}
+
+
+def _is_super_call(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "super"
 
 
 def _own_methods(cls: cst.ClassDef) -> set[str]:

@@ -10,6 +10,7 @@ from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.surface import attribute_paths, load_surface
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.layer_parameters import template_expr
+from mindport.migrator.rules.module_class import _self_assigned
 from mindport.migrator.native_facts import type_test_tuples
 from mindport.migrator.syntax import code_of
 from mindport.migrator.table import value_expr
@@ -231,6 +232,33 @@ class ReferenceTransform(Rule):
             note='A namespace bound to a name: its calls are mapped where written, the name holds an adapter of the '
                  'namespace (it stayed torch.nn.functional, and the port imported torch).',
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Same(nn.MaxPool2d):
+                    def forward(self, x):
+                        return super().forward(x), self.padding
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import adapt as mp_adapt
+
+
+                class Same(nn.MaxPool2d):
+                    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
+                        \"\"\"torch.nn.MaxPool2d's parameters.\"\"\"
+                        kernel_size, stride, padding, dilation = mp_adapt.layer_sizes(kernel_size=kernel_size, stride=stride, padding=padding, dilation=dilation)
+                        super().__init__(kernel_size=kernel_size, stride=(stride if stride is not None else kernel_size), padding=padding, dilation=dilation, return_indices=return_indices, ceil_mode=ceil_mode, pad_mode='pad')
+
+                    def construct(self, x):
+                        return super(Same, self).forward(x), self.padding  # mindport: MP104 torch.nn.MaxPool2d.padding: MindSpore's MaxPool2d has no attribute of this name holding torch's value: keep what you passed to the layer
+            """,
+            note="A layer subclass's own setting that MindSpore's class holds with another value (its padding) is "
+                 "flagged, as on self.pool; one kept in another form (a Conv2d's padding) reads through the surface's "
+                 "expression, torch's value.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -332,12 +360,24 @@ class ReferenceTransform(Rule):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         """A subclass of one of torch's layers (``class Conv2dSame(nn.Conv2d)``) reads the layer's settings on
-        ``self``: ``self.groups`` is ``self.group`` there, as in an isinstance narrowing."""
+        ``self``: ``self.groups`` is ``self.group`` there, ``self.padding`` torch's tuple (the surface's derived
+        template), as in an isinstance narrowing."""
         for base in node.bases:
             qual = self.scope.resolve_torch(base.value)
             entry = self.ctx.registry.lookup(qual) if qual else None
             if entry is not None and entry.kind == "layer" and isinstance(node.body, cst.IndentedBlock):
-                attributes = attribute_paths(entry)
+                # and the settings MindSpore keeps under another form (a Conv2d's padding is its 4-tuple): torch's
+                # value from the template, as for self.conv.padding; not a kept setting (its template falls back to
+                # torch's default, which a subclass built with another value would read silently: a subclass's
+                # construction does not record it), nor a name the class itself defines or assigns;
+                # and the settings MindSpore holds with no torch value are flagged (a ConvTranspose2d's
+                # output_padding), as on self.conv
+                assigned = _self_assigned(node) | _own_names(node)
+                surface = load_surface().layer(entry.torch)
+                kept = surface.kept if surface is not None else {}  # torch's default where not recorded: as written
+                attributes = {**_flagged_settings(entry), **attribute_paths(entry),
+                              **{k: v for k, v in _derived(entry).items() if k not in kept}}
+                attributes = {k: v for k, v in attributes.items() if k not in assigned}
                 if attributes:
                     self._narrowed_blocks[id(node.body)] = ("self", attributes)
                 return
@@ -356,12 +396,16 @@ class ReferenceTransform(Rule):
         ``self``)? Its attributes are then decided statically."""
         return any(narrowed == name for narrowed, _ in self._narrowing)
 
-    def _narrowed(self, node: cst.Attribute):
+    def _narrowed(self, node: cst.Attribute, original: cst.Attribute):
         if self._narrowing and isinstance(node.value, cst.Name):
             for name, leaves in reversed(self._narrowing):
                 if name == node.value.value:
                     leaf = leaves.get(node.attr.value)
                     if not leaf:
+                        return None
+                    if isinstance(leaf, _FlaggedSetting):  # no torch value on the Cell: loud, kept as written
+                        if id(original) not in self._targets:
+                            self.flag(original, "MP104", f"{leaf.layer}.{node.attr.value}: {leaf}", "", leaf.layer)
                         return None
                     if isinstance(leaf, _Template):  # a setting kept under another form, or not at all
                         if id(node) in self._targets:
@@ -495,7 +539,7 @@ class ReferenceTransform(Rule):
         patched = self._patched_owner(original_node, updated_node)
         if patched is not None:
             return patched
-        narrowed = self._narrowed(updated_node)
+        narrowed = self._narrowed(updated_node, original_node)
         if narrowed is not None:
             self.ctx.converted_sites += 1
             return narrowed
@@ -511,6 +555,33 @@ _RUN_TIME = object()  # a narrowed attribute the layers disagree on: mindport.ru
 class _Template(str):
     """A narrowed member MindSpore keeps under another form (object_surface.toml's ``derived`` and ``kept``): the
     expression over the layer (``getattr({layer}, 'inplace', False)``)."""
+
+
+class _FlaggedSetting(str):
+    """A setting of a layer subclass's ``self`` whose torch value the Cell does not hold (object_surface.toml's
+    ``flagged``, methods left out): the reason; ``layer`` the torch class."""
+
+    layer: str = ""
+
+
+def _flagged_settings(entry) -> dict[str, _FlaggedSetting]:
+    surface = load_surface()
+    layer = surface.layer(entry.torch)
+    found = {}
+    for name, reason in (layer.flagged.items() if layer is not None else ()):
+        if name in surface.methods or name.startswith("_") or name in entry.weights:
+            continue
+        found[name] = _FlaggedSetting(reason)
+        found[name].layer = entry.torch
+    return found
+
+
+def _own_names(node: cst.ClassDef) -> set[str]:
+    """The methods (and nested classes) a class body defines. Not its class attributes: torch's layer __init__
+    sets its settings on the instance, over a class attribute of the same name (``class Wide(nn.Linear):
+    in_features = 7`` still reads the constructor's value), so those reads stay the layer's."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return {stmt.name.value for stmt in body if isinstance(stmt, (cst.FunctionDef, cst.ClassDef))}
 
 
 def _derived(entry) -> dict[str, _Template]:
