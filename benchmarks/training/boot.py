@@ -92,6 +92,22 @@ def _multinomial(weights, num_samples, replacement=False):
     return out.reshape(w.shape[:-1] + (int(num_samples),))
 
 
+def _dropout_mask(shape, p, kind="element"):
+    """The keep-and-scale mask of a dropout in training from the shared stream: one uniform draw per dropped unit
+    (an element, or a whole feature map of torch's dropout1d/2d/3d: one per (N, C), per C of an unbatched input),
+    kept where the draw is >= p, kept units scaled by 1/(1-p) (float32); shaped to broadcast over the input. The
+    same units on both sides from the same stream (torch's bernoulli and MindSpore's kernels drew their own)."""
+    shape, p = tuple(int(n) for n in shape), float(p)
+    ndim = len(shape)
+    lead = {"element": ndim, "1d": 2 if ndim == 3 else 1, "2d": min(2, ndim),
+            "3d": 2 if ndim == 5 else 1}[kind]
+    mshape = shape[:lead] + (1,) * (ndim - lead)
+    if p >= 1.0:
+        return np.zeros(mshape, np.float32)
+    keep = _stream.random_sample(mshape) >= p
+    return keep.astype(np.float32) * np.float32(1.0 / (1.0 - p))
+
+
 def _shape_of(t):
     return tuple(int(s) for s in t.shape)
 
@@ -201,6 +217,21 @@ def _install_torch(mode, state):
             k["num_workers"] = 0
         loader_init(self, *a, **k)
     _torch_loader.DataLoader.__init__ = single_process
+    # dropout in training (F.dropout and dropout1d/2d/3d, which nn.Dropout* and torch's attention/transformer layers
+    # call): masks from the shared stream (see _dropout_mask), as mindport's side below. Before, each side drew its
+    # own generator: a deterministic entry with dropout parted at its first loss (ethan/angular_softmax_resnet's
+    # Dropout2d, 9.4e-2), and every later shared draw came after a different history on each side
+    import torch.nn.functional as _tF
+
+    def shared_dropout(kind):
+        def dropout(input, p=0.5, training=True, inplace=False):
+            if not training or p == 0:
+                return input
+            mask = torch.from_numpy(_dropout_mask(input.shape, p, kind)).to(input.dtype)
+            return input.mul_(mask) if inplace else input * mask
+        return dropout
+    for name, kind in (("dropout", "element"), ("dropout1d", "1d"), ("dropout2d", "2d"), ("dropout3d", "3d")):
+        setattr(_tF, name, shared_dropout(kind))
     torch.normal = lambda mean, std=1.0, size=None, *a, dtype=None, **k: as_t(_normal(
         _value(mean), _value(std), None if size is None else _size((size,), {})), dtype, **k)
     original_init = torch.optim.Optimizer.__init__
@@ -278,6 +309,37 @@ def _install_mindspore(mode, state):
     ops.multinomial = lambda input, num_samples, replacement=True, seed=None, offset=None: ms.Tensor(
         _multinomial(_value(input), num_samples, replacement), dtype=ms.int64)
     ops.normal = lambda shape, mean, stddev, seed=None: as_t(_normal(_value(mean), _value(stddev), _size((shape,), {})))
+    # dropout in training: masks from the shared stream, as torch's side (see _install_torch and _dropout_mask):
+    # MindSpore's layers (nn.Dropout, Dropout1d/2d/3d, mint's DropoutExt/Dropout2dExt) and functions (ops.dropout*,
+    # mint.nn.functional.dropout/dropout2d; mindport's dropout2d/3d and its Dropout2d/3d layers call these)
+    from mindspore import mint
+    from mindspore.nn.layer import basic as ms_basic
+
+    def masked(x, p, kind):
+        if p == 0:
+            return x
+        return x * ms.Tensor(_dropout_mask(x.shape, p, kind), dtype=x.dtype)
+
+    def shared_function(kind):
+        def dropout(input, p=0.5, training=True, *a, **k):
+            return masked(input, p, kind) if training else input
+        return dropout
+    for owner, name, kind in ((ops, "dropout", "element"), (ops, "dropout1d", "1d"), (ops, "dropout2d", "2d"),
+                              (ops, "dropout3d", "3d"), (mint.nn.functional, "dropout", "element"),
+                              (mint.nn.functional, "dropout2d", "2d")):
+        setattr(owner, name, shared_function(kind))
+
+    def shared_cell(kind, rate):
+        def construct(self, x):
+            return masked(x, rate(self), kind) if self.training else x
+        return construct
+    for cls, kind, rate in ((ms_basic.Dropout, "element", lambda c: c.p if c.p is not None else 1.0 - c.keep_prob),
+                            (ms_basic.Dropout1d, "1d", lambda c: c.prob),
+                            (ms_basic.Dropout2d, "2d", lambda c: 1.0 - c.keep_prob),
+                            (ms_basic.Dropout3d, "3d", lambda c: 1.0 - c.keep_prob),
+                            (ms_basic.DropoutExt, "element", lambda c: c.p),
+                            (ms_basic.Dropout2dExt, "2d", lambda c: c.p)):
+        cls.construct = shared_cell(kind, rate)
     # torch's RandomSampler (a shuffled DataLoader), SubsetRandomSampler and random_split draw torch.randperm (the
     # shared stream above); mindport's draw from mindport.runtime.seed.stream(): the shared stream here too, so a
     # shuffled loader gives both sides the same batches (dvgodoy/sbs_gru_hooks' epochs were other batch orders)

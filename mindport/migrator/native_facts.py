@@ -5227,7 +5227,13 @@ def _looks_at_list(ref: cst.Attribute, stmt: cst.CSTNode) -> bool:
 
 def hoist_list(init: cst.FunctionDef, attr: str, local: str) -> cst.FunctionDef:
     """Rewrite (the converted) ``__init__``: ``self.<attr>`` -> ``<local>`` from its assignment on, and
-    ``self.<attr> = <local>`` after the last top-level statement that uses it (see :func:`hoisted_list`)."""
+    ``self.<attr> = <local>`` after the last top-level statement that uses it (see :func:`hoisted_list`), which names
+    the members as torch does; and ``self.<attr> = <local>`` right after the assignment too, where torch's
+    assignment registers the list: a Cell lists its children (its ``parameters()``, ``trainable_params()``,
+    ``state_dict()``) in the order they were first assigned, and the later assignment of the same name keeps that
+    place. Without it the list's parameters came after every attribute assigned while it was filled
+    (charles214chen/DDPM's UNet: ``self.downs``/``self.ups`` filled around ``self.mid``, so MindSpore listed
+    downs, mid, ups where torch lists downs, ups, mid)."""
     body = list(init.body.body)
 
     class _Rename(cst.CSTTransformer):
@@ -5236,18 +5242,39 @@ def hoist_list(init: cst.FunctionDef, attr: str, local: str) -> cst.FunctionDef:
                 return cst.Name(local)
             return updated_node
 
-    last = None
+    first = last = None
     for i, stmt in enumerate(body):
         if any(_self_attr(a) and a.attr.value == attr for a in all_nodes(stmt, cst.Attribute)):
             body[i] = stmt.visit(_Rename())
+            first = i if first is None else first
             last = i
     if last is None:
         return init
-    assign = cst.SimpleStatementLine(body=[cst.Assign(
-        targets=[cst.AssignTarget(target=cst.Attribute(value=cst.Name("self"), attr=cst.Name(attr)))],
-        value=cst.Name(local))])
-    body.insert(last + 1, assign)
+
+    def assign():
+        return cst.SimpleStatementLine(body=[cst.Assign(
+            targets=[cst.AssignTarget(target=cst.Attribute(value=cst.Name("self"), attr=cst.Name(attr)))],
+            value=cst.Name(local))])
+    body.insert(last + 1, assign())
+    if any(_registers_other(stmt, attr) for stmt in body[first + 1:last]):
+        body.insert(first + 1, assign())
     return init.with_changes(body=init.body.with_changes(body=body))
+
+
+def _registers_other(stmt: cst.CSTNode, attr: str) -> bool:
+    """Does ``stmt`` give its object another child or parameter (``self.<other> = ...``, ``self.add_module(...)``,
+    ``self.register_parameter(...)`` ...), which would then be listed before a list assigned later?"""
+    for target in all_nodes(stmt, cst.AssignTarget):
+        t = target.target
+        for node in [t, *(e.value for e in t.elements)] if isinstance(t, (cst.Tuple, cst.List)) else [t]:
+            if _self_attr(node) and node.attr.value != attr:
+                return True
+    for node in all_nodes(stmt, cst.AnnAssign):
+        if _self_attr(node.target) and node.target.attr.value != attr:
+            return True
+    return any(isinstance(c.func, cst.Attribute) and _self_attr(c.func) and c.func.attr.value in (
+        "add_module", "register_module", "register_parameter", "register_buffer", "insert_child_to_cell")
+        for c in all_nodes(stmt, cst.Call))
 
 
 # ------------------------------------------------------------------ reductions whose empty-extent value nothing reads
