@@ -156,6 +156,25 @@ def nudged(array, rng):
     return np.asarray(np.nextafter(array, toward))  # a 0-d parameter's array too (nextafter gives a numpy scalar)
 
 
+
+# Dropout masks: both frameworks draw them from generators of their own, so a deterministic entry whose model drops
+# units in training (pytorch/examples' MNIST Net, amolduse's conv blocks) started from the same weights and data yet
+# parted at its first loss. In track/control/nudge each training-mode dropout draws its keep mask from the shared
+# stream, one uniform per element (per (N, C) feature for dropout1d/2d/3d of a batched input), kept where >= p and
+# scaled by 1/(1-p) as both frameworks do; p == 0 or 1, evaluation mode and other ranks keep each framework's own.
+FEATURE_RANK = {"dropout": None, "dropout1d": 3, "dropout2d": 4, "dropout3d": 5}
+
+
+def _keep_mask(shape, p, rank):
+    """The shared keep mask (float32) of a dropout of probability p on an input of ``shape`` (a feature dropout of a
+    batched input of rank ``rank``: one draw per (N, C)), or None where the framework's own dropout stays."""
+    p = float(p)
+    if not 0.0 < p < 1.0 or (rank is not None and len(shape) != rank):
+        return None
+    drawn = tuple(shape) if rank is None else tuple(shape[:2]) + (1,) * (rank - 2)
+    return ((_stream.random_sample(drawn) >= p) / (1.0 - p)).astype(np.float32)
+
+
 def _install_torch(mode, state):
     import torch
     torch.manual_seed(SEED)
@@ -203,6 +222,7 @@ def _install_torch(mode, state):
     _torch_loader.DataLoader.__init__ = single_process
     torch.normal = lambda mean, std=1.0, size=None, *a, dtype=None, **k: as_t(_normal(
         _value(mean), _value(std), None if size is None else _size((size,), {})), dtype, **k)
+    _share_torch_dropout(torch)
     original_init = torch.optim.Optimizer.__init__
     count = [0]
 
@@ -221,6 +241,21 @@ def _install_torch(mode, state):
             np.savez(os.path.join(state, "opt%d.npz" % count[0]), *[p.detach().cpu().numpy() for p in params])
         count[0] += 1
     torch.optim.Optimizer.__init__ = init
+
+
+def _share_torch_dropout(torch):
+    """torch.nn.functional.dropout/dropout1d/2d/3d (nn.Dropout* call them) with the shared keep masks."""
+    import torch.nn.functional as F
+    for name, rank in FEATURE_RANK.items():
+        own = getattr(F, name)
+
+        def shared(input, p=0.5, training=True, inplace=False, _own=own, _rank=rank):
+            mask = _keep_mask(input.shape, p, _rank) if training else None
+            if mask is None:
+                return _own(input, p, training, inplace)
+            mask = torch.from_numpy(mask).to(input.dtype)
+            return input.mul_(mask) if inplace else input * mask
+        setattr(F, name, shared)
 
 
 def _float64_torch(torch):
@@ -278,6 +313,7 @@ def _install_mindspore(mode, state):
     ops.multinomial = lambda input, num_samples, replacement=True, seed=None, offset=None: ms.Tensor(
         _multinomial(_value(input), num_samples, replacement), dtype=ms.int64)
     ops.normal = lambda shape, mean, stddev, seed=None: as_t(_normal(_value(mean), _value(stddev), _size((shape,), {})))
+    _share_mindspore_dropout(ms, ops)
     # torch's RandomSampler (a shuffled DataLoader), SubsetRandomSampler and random_split draw torch.randperm (the
     # shared stream above); mindport's draw from mindport.runtime.seed.stream(): the shared stream here too, so a
     # shuffled loader gives both sides the same batches (dvgodoy/sbs_gru_hooks' epochs were other batch orders)
@@ -343,6 +379,39 @@ def _install_mindspore(mode, state):
     # next optimizer of the script received LBFGS's weights and LBFGS's nets kept MindSpore's (bzapf/pytorchdemo)
     from mindport.runtime import training as mp_training
     wrap(mp_training.LBFGS, lambda self: list(self.parameters))
+
+
+def _share_mindspore_dropout(ms, ops):
+    """MindSpore's dropouts with the shared keep masks (see _keep_mask): the functional forms the converter emits
+    (ops.dropout/dropout1d/2d/3d, mint.nn.functional.dropout; mindport's runtime reaches ops' through ``ops.``) and
+    the layers (nn.Dropout, mint's DropoutExt, nn.Dropout1d/2d/3d: each reads its probability its own way)."""
+    from mindspore import mint, nn
+
+    def apply(x, p, rank, own):
+        mask = _keep_mask(x.shape, p, rank)
+        return own() if mask is None else x * ms.Tensor(mask, dtype=x.dtype)
+
+    for name, rank in FEATURE_RANK.items():
+        own_fn = getattr(ops, name)
+        setattr(ops, name, lambda input, p=0.5, training=True, *a, _own=own_fn, _rank=rank, **k: (
+            apply(input, p, _rank, lambda: _own(input, p, training, *a, **k)) if training else _own(input, p, training, *a, **k)))
+    own_mint = mint.nn.functional.dropout
+    mint.nn.functional.dropout = lambda input, p=0.5, training=True, inplace=False: (
+        apply(input, p, None, lambda: own_mint(input, p, training, inplace)) if training
+        else own_mint(input, p, training, inplace))
+    layers = [(nn.Dropout, lambda c: c.p if getattr(c, "p", None) is not None else 1.0 - c.keep_prob, None),
+              (nn.Dropout1d, lambda c: c.prob, 3), (nn.Dropout2d, lambda c: 1.0 - c.keep_prob, 4),
+              (nn.Dropout3d, lambda c: 1.0 - c.keep_prob, 5)]
+    if hasattr(nn, "DropoutExt"):
+        layers.append((nn.DropoutExt, lambda c: c.p, None))
+    for cls, prob, rank in layers:
+        own_construct = cls.construct
+
+        def construct(self, x, _own=own_construct, _prob=prob, _rank=rank):
+            if not self.training:
+                return _own(self, x)
+            return apply(x, _prob(self), _rank, lambda: _own(self, x))
+        cls.construct = construct
 
 
 def main():
