@@ -44,7 +44,9 @@ def _tracked_losses(tmp_path: Path, source: str, prefix: str = "loss ") -> dict[
 # of the hidden CNN checks) started both sides from the same weights and data, yet its first loss was 5e-3 apart:
 # boot.py shared randn/rand/randint/randperm/multinomial/normal, not the dropout masks, which each framework drew from
 # its own generator. Every training-mode dropout (F.dropout/dropout1d/2d/3d, nn.Dropout*, MindSpore's ops/mint/nn
-# forms) now draws its keep mask from the shared stream.
+# forms) now draws its keep mask from the shared stream. Same class, found in jamesborg46/vae (fresh29, first loss
+# 2e-4 apart): torch.distributions' rsample noise (torch's ``_standard_normal``, an empty tensor's ``normal_()`` on
+# torch's own generator) against mindport's ``ops.standard_normal``; both now draw the shared stream.
 DROPOUT = '''
 import torch
 import torch.nn as nn
@@ -68,7 +70,10 @@ class Net(nn.Module):
         x = self.drop1d(self.conv2(torch.flatten(x, 2)))
         x = self.dropout1(torch.flatten(x, 1))
         x = F.dropout(F.relu(self.fc1(x)), p=0.5, training=self.training)
-        return self.fc2(x)
+        h = self.fc2(x)
+        if self.training:  # a reparameterised draw (a VAE's): Normal(loc, scale).rsample()
+            h = torch.distributions.Normal(h, 0.1 * torch.ones_like(h)).rsample()
+        return h
 
 
 torch.manual_seed(0)
@@ -90,8 +95,9 @@ with torch.no_grad():
 '''
 
 
-def test_the_tracker_shares_dropout_masks_between_the_sides(tmp_path):
-    """Four training steps of a net with nn.Dropout2d, nn.Dropout1d, nn.Dropout and F.dropout (BatchNorm too), then
+def test_the_tracker_shares_dropout_masks_and_rsample_noise_between_the_sides(tmp_path):
+    """Four training steps of a net with nn.Dropout2d, nn.Dropout1d, nn.Dropout, F.dropout and a Normal.rsample()
+    (BatchNorm too), then
     an evaluation loss: every loss within 1e-4 of torch's (on main: all five apart, up to 8.6e-2)."""
     losses = _tracked_losses(tmp_path, DROPOUT)
     assert len(losses["torch"]) == len(losses["mindspore"]) == 5, losses
