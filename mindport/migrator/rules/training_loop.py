@@ -519,6 +519,39 @@ class TrainingLoopRule(Rule):
                 import torch
 
 
+                def train(model, loader, optimizer):
+                    model.train()
+                    for data in loader:
+                        optimizer.zero_grad()
+                        model(data)
+                        loss = len(data) * model.loss
+                        loss.backward()
+                        optimizer.step()
+            """,
+            after="""
+                from mindport.runtime import training as mp_train
+
+
+                def train(model, loader, optimizer):
+                    model.set_train(True)
+                    for data in loader:
+                        mp_train.zero_grad(optimizer)
+                        def forward_fn():
+                            model(data)
+                            loss = len(data) * model.loss
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, model))
+                        loss, grads = grad_fn()
+                        mp_train.backward(grads)
+                        optimizer(mp_train.grads_of(optimizer))
+            """,
+            note="A loss the model's forward stored on it (`model(data)`, then `model.loss`): the call is part of forward_fn (left outside, `model.loss` was a constant there and every gradient zero).",
+        ),
+        Example(
+            before="""
+                import torch
+
+
                 def fit(x, y, w1, w2, steps):
                     for t in range(steps):
                         loss = ((x.mm(w1).tanh().mm(w2) - y) ** 2).mean()
