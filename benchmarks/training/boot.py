@@ -172,6 +172,7 @@ def nudged(array, rng):
     return np.asarray(np.nextafter(array, toward))  # a 0-d parameter's array too (nextafter gives a numpy scalar)
 
 
+
 def _install_torch(mode, state):
     import torch
     torch.manual_seed(SEED)
@@ -234,6 +235,16 @@ def _install_torch(mode, state):
         setattr(_tF, name, shared_dropout(kind))
     torch.normal = lambda mean, std=1.0, size=None, *a, dtype=None, **k: as_t(_normal(
         _value(mean), _value(std), None if size is None else _size((size,), {})), dtype, **k)
+    # torch.distributions' reparameterised draws (Normal.rsample: loc + eps * scale, eps from `_standard_normal`,
+    # an empty tensor's normal_() on torch's own generator; MultivariateNormal, LowRankMultivariateNormal too) and
+    # mindport's (ops.standard_normal): the shared stream (jamesborg46/vae's first loss 2e-4 apart from the same
+    # weights and data: another reparameterisation noise on each side)
+    import torch.distributions.utils as _dist_utils
+    from torch.distributions import lowrank_multivariate_normal, multivariate_normal, normal as _dist_normal
+    shared_standard_normal = lambda shape, dtype=None, device=None: as_t(  # noqa: E731
+        _stream.standard_normal(tuple(int(s) for s in shape)).astype(np.float32), dtype)
+    for module in (_dist_utils, _dist_normal, multivariate_normal, lowrank_multivariate_normal):
+        module._standard_normal = shared_standard_normal
     original_init = torch.optim.Optimizer.__init__
     count = [0]
 
@@ -340,6 +351,9 @@ def _install_mindspore(mode, state):
                             (ms_basic.DropoutExt, "element", lambda c: c.p),
                             (ms_basic.Dropout2dExt, "2d", lambda c: c.p)):
         cls.construct = shared_cell(kind, rate)
+    # mindport.runtime.distributions' rsample draws (see torch's _standard_normal above)
+    ops.standard_normal = lambda shape, seed=None, seed2=None: as_t(
+        _stream.standard_normal(_size((shape,), {})).astype(np.float32))
     # torch's RandomSampler (a shuffled DataLoader), SubsetRandomSampler and random_split draw torch.randperm (the
     # shared stream above); mindport's draw from mindport.runtime.seed.stream(): the shared stream here too, so a
     # shuffled loader gives both sides the same batches (dvgodoy/sbs_gru_hooks' epochs were other batch orders)

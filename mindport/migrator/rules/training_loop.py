@@ -68,7 +68,8 @@ import libcst as cst
 from mindport.mappings import bundled_registry
 from mindport.migrator.native_facts import all_nodes
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.rules.training_region import (Plan, Site, Unfit, _is_gradient_api, reads_before_writes, plan_block,
+from mindport.migrator.rules.training_region import (Plan, Site, Unfit, _discarded_model_call, _is_gradient_api,
+                                                      reads_before_writes, plan_block,
                                                       reads_writes, split_parallel)
 from mindport.migrator.rules.training_loop_analysis import (
     _contains,
@@ -99,6 +100,25 @@ _CLIP = _clip_names()
 _AUTOCAST = {"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"}
 _MP105_HINT = ("write the step by hand: forward_fn(x, y) returning (loss, aux), grad_fn = ms.value_and_grad(forward_fn, "
                "None, opt.parameters, has_aux=True), (loss, aux), grads = grad_fn(x, y), opt(grads)")
+
+
+
+def _stored_attribute_read(stmts, name: str) -> bool:
+    """Whether the statements read an attribute of ``name`` as a value (``model.loss``), not a method they call
+    (``model.loss_fn(x)``)."""
+    attributes, called = [], set()
+
+    class _Reads(cst.CSTVisitor):
+        def visit_Call(self, node) -> None:
+            called.add(id(node.func))
+
+        def visit_Attribute(self, node) -> None:
+            if isinstance(node.value, cst.Name) and node.value.value == name:
+                attributes.append(node)
+
+    for stmt in stmts:
+        walk(stmt, _Reads())
+    return any(id(node) not in called for node in attributes)
 
 
 class _Unfit(Exception):
@@ -493,6 +513,39 @@ class TrainingLoopRule(Rule):
                         optimizer(grads)
             """,
             note="Clipping under an if after backward(): the if stays, and clips the step's gradients.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def train(model, loader, optimizer):
+                    model.train()
+                    for data in loader:
+                        optimizer.zero_grad()
+                        model(data)
+                        loss = len(data) * model.loss
+                        loss.backward()
+                        optimizer.step()
+            """,
+            after="""
+                from mindport.runtime import training as mp_train
+
+
+                def train(model, loader, optimizer):
+                    model.set_train(True)
+                    for data in loader:
+                        mp_train.zero_grad(optimizer)
+                        def forward_fn():
+                            model(data)
+                            loss = len(data) * model.loss
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, model))
+                        loss, grads = grad_fn()
+                        mp_train.backward(grads)
+                        optimizer(mp_train.grads_of(optimizer))
+            """,
+            note="A loss the model's forward stored on it (`model(data)`, then `model.loss`): the call is part of forward_fn (left outside, `model.loss` was a constant there and every gradient zero).",
         ),
         Example(
             before="""
@@ -1716,7 +1769,7 @@ class TrainingLoopRule(Rule):
             if not writes & needed:
                 raise _Unfit(f"{code_of(stmt).strip()!r} does not feed the loss")
             needed = (needed - writes) | reads
-        self._forward_before(body[:start], needed)
+        self._forward_before(body[:start], needed, region)
         carried = set(reads_before_writes(body[:start] + region)) & set(_names(region).writes)
         if carried:
             raise _Unfit(f"{', '.join(sorted(carried))} carried from one step to the next")
@@ -1849,12 +1902,16 @@ class TrainingLoopRule(Rule):
         if scope_node is not None and _bare_steps(scope_node, optimizers):
             raise _Unfit("the optimizer steps outside a loop that calls backward: it applies what .grad holds then")
 
-    def _forward_before(self, head: list, needed: set[str]) -> None:
+    def _forward_before(self, head: list, needed: set[str], region: list) -> None:
         """The rewrite differentiates only the assignments right before ``.backward()``; a tensor they read that an
         earlier statement of the loop computes by calling a model (``output = model(x)``, then ``zero_grad()`` or a
         print, then ``loss = criterion(output, y)``) would enter forward_fn as a constant: no gradient reaches the
         model. Such a loop goes to the general backward region, whose forward statements are the whole slice."""
         forward = self._forward_names(head)
+        stored = {name for name in needed & forward if _stored_attribute_read(region, name)
+                  and any(_discarded_model_call(s, forward) == name for s in head)}
+        if stored:  # model(data) then loss = k * model.loss: the loss is what the call stored on the model
+            raise _Unfit(f"the loss reads what a call of {', '.join(sorted(stored))} before it stored on it")
         needed = needed - forward  # a model the loss calls is read, not computed, by the step
         for stmt in reversed(head):
             reads, writes = reads_writes(stmt)

@@ -313,6 +313,13 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
     whether code other than those statements reads the name. ``self_methods``: in a method, the names of its class's
     methods (then ``self``'s attributes are told apart, see ``_self_attributes``); None elsewhere."""
     rw = [reads_writes(s) for s in stmts]
+    # a model called for what its forward stores on it, the value discarded (``model(data)`` then
+    # ``loss = k * model.loss``): the call writes the model's attributes, so a loss read from them depends on it
+    # (jamesborg46/vae: left outside forward_fn, ``model.loss`` was a constant there and every gradient zero, silently)
+    called = {i: _discarded_model_call(s, forward_names) for i, s in enumerate(stmts)}
+    for i, name in called.items():
+        if name is not None:
+            rw[i] = (rw[i][0], rw[i][1] | {name})
     attrs = [_self_attributes(s, self_methods) if self_methods is not None and "self" in rw[i][1] | rw[i][0]
              else None for i, s in enumerate(stmts)]
     plans: list[Plan] = []
@@ -388,7 +395,7 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
         forward_stmts = [stmts[i] for i in forward]
         free = reads_before_writes(forward_stmts)
         written = set().union(*(rw[i][1] for i in forward))
-        same_object = _attribute_stores_only(forward_stmts)
+        same_object = _attribute_stores_only(forward_stmts) | _called_only(forward, called, stmts)
         plan.leaves = [n for n in free if n in leaves and n not in written]
         plan.params = [n for n in free if n in written and n not in plan.leaves and n not in same_object]
         plan.maybe = [n for n in maybe_read(forward_stmts) if n not in free and n not in leaves
@@ -601,6 +608,22 @@ def _parallel_parts(stmt):
     if len(names) != len(target.elements) or names & set(_names([value]).reads):
         return None
     return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+
+
+def _discarded_model_call(stmt, forward_names: set[str]) -> str | None:
+    """The model a statement calls for its side effects only (``model(data)``, the value discarded): its name."""
+    call = _expr_call(stmt)
+    if call is not None and isinstance(call.func, cst.Name) and call.func.value in forward_names:
+        return call.func.value
+    return None
+
+
+def _called_only(forward: list[int], called: dict, stmts: list) -> set[str]:
+    """Models the forward statements write only by calling them for their stores (see _discarded_model_call): the
+    same object, neither carried into forward_fn nor handed back, unless a forward statement also rebinds the name."""
+    names = {called[i] for i in forward if called[i] is not None}
+    rebound = set().union(set(), *(_names([stmts[i]]).writes for i in forward if not isinstance(stmts[i], cst.FunctionDef)))
+    return names - rebound
 
 
 def _assigned(stmts) -> list[str]:
