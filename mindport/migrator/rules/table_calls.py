@@ -1352,12 +1352,7 @@ class TableCallTransform(Rule):
         if native is None or (dtype is not None and dtype.given and dtype.source != "None") \
                 or not self._observed_decision(call, f"nonempty:{api}"):
             return target
-        name, renames = native
-        for old, new in renames.items():
-            if old in mapped:
-                mapped[new] = mapped.pop(old)
-        mapped.pop("dtype", None)
-        return name
+        return _native_reduction(native, mapped)
 
     def _unmasked_target(self, target: str, mapped: dict, input_node, call: cst.Call | None = None,
                          api: str = "") -> str:
@@ -1385,12 +1380,7 @@ class TableCallTransform(Rule):
             if not facts.unmasked(input_node) and not (call is not None
                                                        and self._observed_decision(call, f"unmasked:{api}")):
                 return target
-        name, renames = native
-        for old, new in renames.items():
-            if old in mapped:
-                mapped[new] = mapped.pop(old)
-        mapped.pop("dtype", None)
-        return name
+        return _native_reduction(native, mapped)
 
     def _absorbed_target(self, target: str, mapped: dict, call: cst.Call, input_node) -> str:
         """The runtime mean (written out for torch's NaN over an empty extent, where MindSpore's kernel returns
@@ -1411,12 +1401,7 @@ class TableCallTransform(Rule):
         function = self._functions[-1] if self._functions else None
         if not absorbed_reduction(call, input_node, function, self.scope.resolve_torch):
             return target
-        name, renames = native
-        for old, new in renames.items():
-            if old in mapped:
-                mapped[new] = mapped.pop(old)
-        mapped.pop("dtype", None)
-        return name
+        return _native_reduction(native, mapped)
 
     def _real_reduction(self, mapped: dict, input_node) -> bool:
         """The runtime var also serves a complex input (torch's variance is real; ``ops.var`` refuses complex) and a
@@ -2980,3 +2965,14 @@ def _parameter_with_surplus(receiver: cst.BaseExpression, scope, entry, call: cs
     capacity = sum(1 for p in entry.signature if p.kind == "positional") - (1 if entry.signature and
                                                                             entry.signature[0].name == "self" else 0)
     return len(positional) > capacity
+
+
+def _native_reduction(native: tuple, mapped: dict) -> str:
+    """MindSpore's own op for a runtime reduction/softmax a fact settled (``native`` = (name, {torch argument:
+    MindSpore's})): the mapped arguments renamed (``dim`` -> ``axis``), ``dtype`` (None or absent) dropped."""
+    name, renames = native
+    for old, new in renames.items():
+        if old in mapped:
+            mapped[new] = mapped.pop(old)
+    mapped.pop("dtype", None)
+    return name
