@@ -991,7 +991,19 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
             for alt in alternatives[1:]:
                 out.append([spec, *(o[0] for o in options[:i]), alt, *(o[0] for o in options[i + 1:])])
+        out.extend(_all_none(spec, options))
     return out
+
+
+def _all_none(spec: str, options: list[list[str]]) -> list[list[str]]:
+    """The inputs with every optional argument at None at once, when two or more are (``_argument_inputs``' last form
+    for an argument only compared with None). PSMNet's ``hourglass.forward(x, presqu, postsqu)`` is first called with
+    ``(cost0, None, None)``: a tensor for either one alone is added to a tensor of another resolution ("The size of
+    tensor a (16) must match the size of tensor b (32)"), and one-at-a-time variation never leaves both at None."""
+    nones = [i for i, o in enumerate(options) if len(o) > 1 and o[-1] == "value:None"]
+    if len(nones) < 2:
+        return []
+    return [[spec, *("value:None" if i in nones else o[0] for i, o in enumerate(options))]]
 
 
 # a token grid the model keeps (Swin's PatchMerging(input_resolution, dim), its blocks, its WindowAttention's
