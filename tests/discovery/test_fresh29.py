@@ -7,6 +7,18 @@ discovery's inputs and the proof's verdicts, one class per test:
    a tensor of another resolution ("The size of tensor a (16) must match the size of tensor b (32)"). Every optional
    argument at None at once is now tried too (``build._all_none``).
 
+3. A constructor number a name makes a float (``scale`` -> 1.0) that the class hands to a layer as a size
+   (ChaofWang/AWSRN's ``AWMS(args, scale, n_feats, kernel_size, wn)``: ``nn.PixelShuffle(scale)`` and
+   ``out_feats = scale * scale * args.n_colors`` -> ``nn.Conv2d(n_feats, out_feats, 3)``): "empty(): argument 'size'
+   must be tuple of ints, but found element of type float", 3 of 19 models not built. Sizes handed to torch layers,
+   directly or through a local, now count (``scan._layer_size_arguments``, ``scan._derived_locals``).
+
+4. A constructor parameter that maps head names to channel counts, walked by key and indexed with it
+   (xingyizhou/pytorch-pose-hg-3d's ``PoseResNet(block, layers, heads)``: ``for head in sorted(self.heads):
+   self.__setattr__(head, nn.Conv2d(256, self.heads[head], 1))``; fresh28's CenterNet_HourglassNet too): its plural
+   name made it ``[8, 16]``, "IndexError: list index out of range". Now a mapping of two names to sizes
+   (``scan._keyed_loop``).
+
 The model cases share one repository proven once (real torch, real MindSpore, through ``_prove.prove_files`` as
 ``migrate`` runs them).
 """
@@ -63,8 +75,8 @@ _HOURGLASS = {
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory):
     """One repository holding the model cases, proven once (one builder process, one proof per model)."""
-    files = {**_HOURGLASS, **_CONSTANT}
-    return prove_files(tmp_path_factory.mktemp("fresh29"), files, "*.py:[HC]*")
+    files = {**_HOURGLASS, **_CONSTANT, **_SCALE, **_HEADS}
+    return prove_files(tmp_path_factory.mktemp("fresh29"), files, "*.py:[HCTP]*")
 
 
 def test_optional_tensors_all_none_are_tried(proven):
@@ -126,3 +138,126 @@ def test_a_constant_output_without_parameters_is_inconclusive(proven):
     m = proven["const.py:ConstantForecast"]
     assert m["status"] == "inconclusive", m
     assert m["error"].startswith("vacuous comparison"), m
+
+
+_SCALE = {
+    "sr.py": """
+        import torch.nn as nn
+
+        class Tail(nn.Module):
+            def __init__(self, args, scale, n_feats, wn):
+                super().__init__()
+                out_feats = scale * scale * args.n_colors
+                self.k3 = wn(nn.Conv2d(n_feats, out_feats, 3, padding=1))
+                self.shuffle = nn.PixelShuffle(scale)
+
+            def forward(self, x):
+                return self.shuffle(self.k3(x))
+
+        class TokenHead(nn.Module):
+            def __init__(self, dim, scale):
+                super().__init__()
+                wide = dim * scale
+                self.fc = nn.Linear(dim, wide)
+
+            def forward(self, x):
+                return self.fc(x)
+        """,
+}
+
+
+def test_sizes_handed_to_layers_are_counts():
+    """VALID: a parameter in a layer's size argument, directly or through a local; INVALID: a layer's float argument
+    (BatchNorm2d's eps at position 1), a size method's namespace parameter, a parameter used in a forward only."""
+    import ast
+
+    from mindport.discovery.scan import _method, _params, _usage
+
+    def params_of(cls):
+        params = _params(_method(cls, "__init__").args, True)
+        _usage(cls, params, {})
+        return {p.name: p for p in params}
+
+    tree = ast.parse(_SCALE["sr.py"].replace("\n        ", "\n"))
+    classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+    tail = params_of(classes["Tail"])
+    assert tail["scale"].count and not tail["args"].count, tail
+    assert params_of(classes["TokenHead"])["scale"].count
+    other = ast.parse("import torch.nn as nn\nclass B(nn.Module):\n    def __init__(self, c, eps, rate):\n"
+                      "        super().__init__()\n        self.bn = nn.BatchNorm2d(c, eps)\n"
+                      "        self.drop = nn.Dropout(rate)\n")
+    params = params_of(other.body[1])
+    assert not params["eps"].count and not params["rate"].count, params
+
+
+def test_a_scale_handed_to_a_layer_is_an_int(proven):
+    """On main: "not-built: small values (args=SimpleNamespace(n_colors=3), scale=1.0, ...): TypeError: empty():
+    argument 'size' (position 1) must be tuple of ints, but found element of type float"."""
+    for name in ("sr.py:Tail", "sr.py:TokenHead"):
+        m = proven[name]
+        assert m["status"] == "proven", (name, m.get("reason") or m.get("error"))
+    assert "scale=1," in proven["sr.py:Tail"]["ctor"] + ",", proven["sr.py:Tail"]["ctor"]
+
+
+_HEADS = {
+    "pose.py": """
+        import torch.nn as nn
+
+        class PoseHeads(nn.Module):
+            def __init__(self, channels, heads):
+                super().__init__()
+                self.heads = heads
+                self.stem = nn.Conv2d(3, channels, 3, padding=1)
+                for head in sorted(self.heads):
+                    self.__setattr__(head, nn.Conv2d(channels, self.heads[head], 1))
+
+            def forward(self, x):
+                x = self.stem(x)
+                ret = {}
+                for head in self.heads:
+                    ret[head] = self.__getattr__(head)(x)
+                return [ret]
+
+        class PairHeads(nn.Module):
+            def __init__(self, channels, outputs):
+                super().__init__()
+                self.names = []
+                for name, n in outputs.items():
+                    setattr(self, name, nn.Linear(channels, n))
+                    self.names.append(name)
+
+            def forward(self, x):
+                return [getattr(self, n)(x) for n in self.names]
+        """,
+}
+
+
+def test_keyed_loops_valid_and_invalid():
+    import ast
+
+    from mindport.discovery.scan import _keyed_loop
+
+    def which(node):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return {"heads": "heads"}.get(node.attr)
+        return {"heads": "heads", "blocks": "blocks"}.get(node.id) if isinstance(node, ast.Name) else None
+
+    def loop(src):
+        return _keyed_loop(ast.parse(src).body[0], which)
+
+    # VALID: walked by key and indexed with it; .items()
+    assert loop("for h in sorted(self.heads):\n    n = self.heads[h]") == "heads"
+    assert loop("for h in heads.keys():\n    f(heads[h])") == "heads"
+    assert loop("for h, n in heads.items():\n    f(h, n)") == "heads"
+    # INVALID: a list walked by item; indexed by something else; a parameter not of the constructor
+    assert loop("for b in blocks:\n    f(b)") is None
+    assert loop("for i in blocks:\n    f(heads[0])") is None
+    assert loop("for h in other:\n    f(other[h])") is None
+
+
+def test_a_mapping_of_head_sizes_is_a_dict(proven):
+    """On main: "not-built: small values (channels=16, heads=[8, 16]): IndexError: list index out of range"."""
+    for name in ("pose.py:PoseHeads", "pose.py:PairHeads"):
+        m = proven[name]
+        assert m["status"] == "proven", (name, m.get("reason") or m.get("error"))
+    assert "heads={'a': " in proven["pose.py:PoseHeads"]["ctor"], proven["pose.py:PoseHeads"]["ctor"]
