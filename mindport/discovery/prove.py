@@ -771,6 +771,11 @@ def _no_verdict(entry: dict) -> dict:
     why = entry.get("error") or ""
     if entry["status"] == "ms-failed" and _KILLED.search(why):
         entry["status"] = "stopped"
+    elif entry["status"] == "not-built" and entry.get("ctor") is not None and _KILLED.search(entry.get("reason", "")):
+        # built, and the torch side of its proof was killed (AWSRN's awsrnd MODEL at load 23: "parity at the random
+        # draw: the torch model raised: the torch side failed: the torch process stopped (exit code -9)")
+        entry["status"] = "stopped"
+        entry["error"] = entry.pop("reason")
     elif entry["status"] == "diverged" and why.startswith(_VACUOUS):
         entry["status"] = "inconclusive"
     return entry

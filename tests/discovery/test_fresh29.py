@@ -104,7 +104,13 @@ def test_no_verdict_statuses_valid_and_invalid():
     assert status("ms-failed", "GRAPH_MODE failed: the MindSpore process stopped (exit code -9): (empty log)") == \
         "stopped"
     assert status("diverged", "vacuous comparison (random draw): every output is constant") == "inconclusive"
+    # built, and the torch side of its proof killed: stopped, its reason the error
+    killed = _no_verdict({"status": "not-built", "ctor": "args=1", "reason": "parity at the random draw: the torch "
+                          "model raised: the torch side failed: the torch process stopped (exit code -9): ..."})
+    assert killed["status"] == "stopped" and "reason" not in killed and killed["error"].startswith("parity"), killed
     # INVALID: verdicts kept
+    assert _no_verdict({"status": "not-built", "ctor": None, "reason": "small values: the builder stopped on it "
+                        "(over 60 s)"})["status"] == "not-built"
     assert status("ms-failed", "the MindSpore process stopped (exit code -11): Segmentation fault") == "ms-failed"
     assert status("ms-failed", "the MindSpore Cell raised (own init): ValueError: ...") == "ms-failed"
     assert status("diverged", "outputs differ (own init): output: max rel 0.3") == "diverged"
