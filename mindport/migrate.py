@@ -74,11 +74,18 @@ class MigrationReport:
         if self.models_summary:
             m = self.models_summary
             failed = [x for x in self.models if x["status"] in ("diverged", "ms-failed")]
+            unproven = [x for x in self.models if x["status"] in ("inconclusive", "stopped")]
             if failed:
                 reasons.append(f"{m['diverged']} model(s) diverged and {m['ms_failed']} failed in MindSpore, of "
                                f"{m['built']} built (first: {failed[0]['class']}: "
                                f"{failed[0].get('error') or failed[0]['status']})")
-            elif m.get("selected") and not m.get("proven"):
+            if unproven:  # no verdict on the port, and no proof either: said apart from the failures
+                stopped = m.get("stopped", 0)
+                reasons.append(f"{len(unproven)} built model(s) without a verdict ({m.get('inconclusive', 0)} "
+                               f"inconclusive, {stopped} stopped by a time or memory limit"
+                               f"{': re-run on a less busy machine to prove them' if stopped else ''}; first: "
+                               f"{unproven[0]['class']}: {unproven[0].get('error') or unproven[0]['status']})")
+            if not (failed or unproven) and m.get("selected") and not m.get("proven"):
                 # nothing proven is no proof: a repository whose every model was not built did not "migrate OK"
                 first = self.models[0]
                 reasons.append(f"none of the {m['selected']} model(s) tried was built (first: {first['class']}: "
@@ -504,11 +511,12 @@ _MODELS = r"""
 <section id="models">
 <h2>Models</h2>
 <p>{{ m.discovered }} discovered, {{ m.selected }} tried, {{ m.built }} built, {{ m.proven }} proven,
-{{ m.diverged }} diverged, {{ m.ms_failed }} failed in MindSpore, {{ m.not_built }} not built. Each built model is
+{{ m.diverged }} diverged, {{ m.inconclusive or 0 }} inconclusive, {{ m.ms_failed }} failed in MindSpore,
+{{ m.stopped or 0 }} stopped by a time or memory limit, {{ m.not_built }} not built. Each built model is
 compared at its own initialisation and at a random weight draw (every parameter and the running statistics).</p>
 <table><tr><th>class</th><th>status</th><th>ctor</th><th>inputs</th><th>max rel</th><th>first divergent</th><th>why</th></tr>
 {% for x in models %}<tr><td><code>{{ x['class'] }}</code></td>
-<td><span class="badge {{ 'ok' if x.status == 'proven' else ('warn' if x.status == 'not-built' else 'bad') }}">{{ x.status }}</span></td>
+<td><span class="badge {{ 'ok' if x.status == 'proven' else ('warn' if x.status in ('not-built', 'inconclusive', 'stopped') else 'bad') }}">{{ x.status }}</span></td>
 <td>{% if x.ctor is not none %}<code>({{ x.ctor }})</code>{% endif %}</td><td>{{ (x.inputs or [])|join(', ') }}</td>
 <td class="num">{{ '%.3g'|format(x.max_rel) if x.max_rel is not none else '' }}</td>
 <td>{% if x.first_divergent %}<code>{{ x.first_divergent.layer }}</code> {{ x.first_divergent.file }}{% if x.first_divergent.line %}:{{ x.first_divergent.line }}{% endif %}{% endif %}</td>

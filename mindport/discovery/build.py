@@ -146,6 +146,33 @@ def _union_members(ann: str) -> list[str]:
     return sorted(parts, key=lambda p: {"int": 0, "float": 1, "bool": 2}.get(p, 3))
 
 
+_MISSING = re.compile(r"missing \d+ required (?:positional|keyword-only) arguments?: ((?:'\w+'(?:, | and )?)+)")
+
+
+def _kwargs_handed_on(cand: dict, ctor: str, exc: BaseException) -> str | None:
+    """The constructor with the arguments the class its ``**kwargs`` are handed to says are missing, at small values,
+    for a factory or class that takes ``**kwargs`` (torchvision-style ``def resnet18(**kwargs): return
+    ResNet(BasicBlock, [2, 2, 2, 2], **kwargs)``; kenshohara/video-classification-3d-cnn-pytorch's 18 factories:
+    "ResNet.__init__() missing 2 required positional arguments: 'sample_size' and 'sample_duration'"). None when the
+    error is another, or the candidate takes no ``**kwargs``, or a name has no small value."""
+    chain, seen = [], exc
+    while seen is not None and len(chain) < 4:  # the builder may wrap it (a cause or a context)
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    typed = next((e for e in chain if isinstance(e, TypeError)), None)
+    if typed is None or not any(p["kind"] == "var_keyword" for p in cand["params"]):
+        return None
+    m = _MISSING.search(str(typed))
+    if m is None:
+        return None
+    own = {p["name"] for p in cand["params"]}
+    names = [n for n in re.findall(r"'(\w+)'", m.group(1)) if n not in own and not re.search(rf"\b{n}\s*=", ctor)]
+    values = [small_value(n, "", 16, last_resort=True) for n in names]
+    if not names or any(v is None for v in values):
+        return None
+    return ", ".join(filter(None, [ctor, *(f"{n}={v}" for n, v in zip(names, values))]))
+
+
 def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     """(source, ctor text) in the order they are tried."""
     out: list[tuple[str, str]] = []
@@ -991,7 +1018,19 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         for i, alternatives in enumerate(options):  # each further form of one argument, the others at their first
             for alt in alternatives[1:]:
                 out.append([spec, *(o[0] for o in options[:i]), alt, *(o[0] for o in options[i + 1:])])
+        out.extend(_all_none(spec, options))
     return out
+
+
+def _all_none(spec: str, options: list[list[str]]) -> list[list[str]]:
+    """The inputs with every optional argument at None at once, when two or more are (``_argument_inputs``' last form
+    for an argument only compared with None). PSMNet's ``hourglass.forward(x, presqu, postsqu)`` is first called with
+    ``(cost0, None, None)``: a tensor for either one alone is added to a tensor of another resolution ("The size of
+    tensor a (16) must match the size of tensor b (32)"), and one-at-a-time variation never leaves both at None."""
+    nones = [i for i, o in enumerate(options) if len(o) > 1 and o[-1] == "value:None"]
+    if len(nones) < 2:
+        return []
+    return [[spec, *("value:None" if i in nones else o[0] for i, o in enumerate(options))]]
 
 
 # a token grid the model keeps (Swin's PatchMerging(input_resolution, dim), its blocks, its WindowAttention's
@@ -1953,6 +1992,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             if isinstance(exc, KeyboardInterrupt):
                 raise
             errors.append(f"{origin} ({ctor}): {_short(exc)}")
+            handed = _kwargs_handed_on(cand, ctor, exc)
+            if handed is not None and all(handed != c for _, c in attempts):
+                attempts.insert(attempts.index((origin, ctor)) + 1, (f"{origin}, the arguments its **kwargs hand on",
+                                                                     handed))
             continue
         if not isinstance(model, torch.nn.Module):
             errors.append(f"{origin} ({ctor}): built a {type(model).__name__}, not a torch.nn.Module")

@@ -35,7 +35,9 @@ from pathlib import Path
 from mindport import __version__
 
 CACHE_NAME = "mindport-models-cache.json"
-STATUSES = ("proven", "diverged", "ms-failed", "not-built")
+# inconclusive: the comparison could not tell (a constant output, no parameter to perturb); stopped: a time or memory
+# limit ended the proof (on a busy machine: how busy it was, not what the model is). Neither is a verdict on the port.
+STATUSES = ("proven", "diverged", "inconclusive", "ms-failed", "stopped", "not-built")
 RANDOM_DRAW_SEED = 20260
 
 
@@ -568,7 +570,7 @@ def _verdict(entry: dict, draws: list) -> dict:
         elif report.graph.status == "mismatch":
             entry["error"] = "GRAPH_MODE outputs differ from PyNative"
         elif report.vacuous and not report.vacuous.get("resolved", True):
-            entry["error"] = f"vacuous comparison ({draw}): {report.vacuous.get('note', '')}"
+            entry["error"] = f"{_VACUOUS} ({draw}): {report.vacuous.get('note', '')}"
         else:
             bad = [o for o in report.outputs if not o.allclose]
             what = (f"{bad[0].key}: max rel {bad[0].max_rel or 0:.3g}" if bad else
@@ -691,6 +693,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
                     except Exception as exc:  # noqa: BLE001 - one model's failure is its entry, not the run's
                         _fail(entry, "ms-failed", "error", f"the proof could not run: {type(exc).__name__}: {exc}")
                         worker.close()
+                    _no_verdict(entry)
                     entry["seconds"] = round(time.perf_counter() - start, 2)
                     with lock:
                         report(entry)
@@ -709,6 +712,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     for m in models:
         if m["status"] == "built":  # never reached a verdict
             _fail(m, "ms-failed", "error", "the proof did not finish")
+        _no_verdict(m)
     if cache:
         new = {k: v for k, v in old.items()}
         for c in chosen:
@@ -729,15 +733,42 @@ def summarize(models: list[dict], discovered: int) -> dict:
     counts = {status: sum(1 for m in models if m["status"] == status) for status in STATUSES}
     built = len(models) - counts["not-built"]
     return {"discovered": discovered, "selected": len(models), "built": built, "proven": counts["proven"],
-            "diverged": counts["diverged"], "ms_failed": counts["ms-failed"], "not_built": counts["not-built"]}
+            "diverged": counts["diverged"], "inconclusive": counts["inconclusive"], "ms_failed": counts["ms-failed"],
+            "stopped": counts["stopped"], "not_built": counts["not-built"]}
 
 
 def summary_line(summary: dict) -> str:
     left_out = f" ({summary['excluded']} abstract bases left out)" if summary.get("excluded") else ""
+    inconclusive = f"{summary['inconclusive']} inconclusive, " if summary.get("inconclusive") else ""
+    stopped = f"{summary['stopped']} stopped by a time or memory limit, " if summary.get("stopped") else ""
     return (f"models: {summary['discovered']} discovered{left_out}, {summary['selected']} tried, "
             f"{summary['built']} built, "
-            f"{summary['proven']} proven, {summary['diverged']} diverged, {summary['ms_failed']} failed in MindSpore, "
-            f"{summary['not_built']} not built")
+            f"{summary['proven']} proven, {summary['diverged']} diverged, {inconclusive}"
+            f"{summary['ms_failed']} failed in MindSpore, {stopped}{summary['not_built']} not built")
+
+
+_VACUOUS = "vacuous comparison"
+_KILLED = re.compile(r"process stopped \(exit code -9\)|\(stopped\)")
+
+
+def _no_verdict(entry: dict) -> dict:
+    """A proof that reached no verdict on the port says so in its status: ``stopped`` when a time limit or the
+    memory limit (SIGKILL, the OOM killer) ended it ("over 180 s (stopped)", "the MindSpore process stopped (exit code
+    -9)": centernet-pytorch at load 25 had 3 of 6 models "failed in MindSpore" so, PSMNet's feature_extraction at
+    load 22 one, whose hand-made proof passes), ``inconclusive`` for a comparison of a constant output that no
+    perturbation of the weights could resolve (SparseTSF's parameterless Arima/SArima/GBRT: "diverged" with the
+    error "vacuous comparison"). Other signals (a segfault's -11) and other differences keep their verdict."""
+    why = entry.get("error") or ""
+    if entry["status"] == "ms-failed" and _KILLED.search(why):
+        entry["status"] = "stopped"
+    elif entry["status"] == "not-built" and entry.get("ctor") is not None and _KILLED.search(entry.get("reason", "")):
+        # built, and the torch side of its proof was killed (AWSRN's awsrnd MODEL at load 23: "parity at the random
+        # draw: the torch model raised: the torch side failed: the torch process stopped (exit code -9)")
+        entry["status"] = "stopped"
+        entry["error"] = entry.pop("reason")
+    elif entry["status"] == "diverged" and why.startswith(_VACUOUS):
+        entry["status"] = "inconclusive"
+    return entry
 
 
 _STOPPED = re.compile(r"process stopped \(exit code -\d+\)|\(stopped\)|builder stopped on it")

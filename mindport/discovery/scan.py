@@ -365,6 +365,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
     attrs: dict[str, dict] = {n: {} for n in required}
     lengths: dict[str, int] = {}
     counts: set[str] = set()  # used as a count or a size (Param.count)
+    derived = _derived_locals(cls, which)  # out_feats = scale * scale * args.n_colors -> {scale}
 
     def at_least(name: str, n: int) -> None:
         if 1 <= n <= 8:
@@ -384,6 +385,11 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                 and which(node.left.args[0]) is not None and isinstance(node.comparators[0], ast.Constant) \
                 and type(node.comparators[0].value) is int:
             at_least(which(node.left.args[0]), node.comparators[0].value)  # assert len(obs_shape) == 3
+        keyed = _keyed_loop(node, which)
+        if keyed is not None:  # for head in sorted(self.heads): ... self.heads[head]: names -> sizes
+            uses[keyed].add("mapping")
+            for key in ("a", "b"):
+                attrs[keyed].setdefault(key, COUNT_KEY)
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
             for count, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
                 if which(count) is not None and isinstance(other, ast.Call) and _last(other.func) == "len" \
@@ -469,6 +475,12 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                     for part in ast.walk(a):
                         if isinstance(part, (ast.Name, ast.Attribute)) and which(part) is not None:
                             counts.add(which(part))
+            for a in _layer_size_arguments(node):  # nn.PixelShuffle(scale), nn.Conv2d(c, scale * scale * 3, 3)
+                for part in ast.walk(a):
+                    if isinstance(part, (ast.Name, ast.Attribute)) and which(part) is not None:
+                        counts.add(which(part))
+                    elif isinstance(part, ast.Name) and part.id in derived.get(id(part), {}):
+                        counts.update(derived[id(part)][part.id])
             callee = _last(node.func)
             if callee == "__init__" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
                     and _last(node.func.value.func) == "super" and cls.bases:  # super().__init__(cfg): the base's
@@ -802,6 +814,79 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
         elif isinstance(node, ast.BoolOp):
             for value in node.values:
                 mark(key_of(value), FLAG_KEY)
+
+
+# torch layers whose leading positional arguments (this many) and these keywords are int sizes: a constructor number
+# handed to one is a count (AWSRN's ``AWMS(args, scale, ...)``: ``nn.PixelShuffle(scale)`` and
+# ``nn.Conv2d(n_feats, scale * scale * args.n_colors, 3)``; ``scale`` by its name got 1.0: "empty(): argument 'size'
+# must be tuple of ints, but found element of type float")
+_SIZE_LAYERS = {"PixelShuffle": 1, "PixelUnshuffle": 1, "Linear": 2, "Bilinear": 3, "Embedding": 2,
+                "EmbeddingBag": 2, "GroupNorm": 2, "BatchNorm1d": 1, "BatchNorm2d": 1, "BatchNorm3d": 1,
+                "InstanceNorm1d": 1, "InstanceNorm2d": 1, "InstanceNorm3d": 1, "Conv1d": 3, "Conv2d": 3, "Conv3d": 3,
+                "ConvTranspose1d": 3, "ConvTranspose2d": 3, "ConvTranspose3d": 3, "LSTM": 3, "GRU": 3, "RNN": 3}
+_SIZE_KEYWORDS = {"in_channels", "out_channels", "kernel_size", "in_features", "out_features", "in1_features",
+                  "in2_features", "num_embeddings", "embedding_dim", "num_features", "num_groups", "num_channels",
+                  "upscale_factor", "downscale_factor", "input_size", "hidden_size", "num_layers"}
+
+
+def _keyed_loop(node, which) -> str | None:
+    """The constructor parameter a ``for`` loop walks by key and indexes with that key in its body, or by
+    ``.items()``: a mapping of names to sizes (xingyizhou/pytorch-pose-hg-3d's and CenterNet's ``heads``,
+    ``{'hm': 16, 'depth': 16}``: ``for head in sorted(self.heads): self.__setattr__(head, nn.Conv2d(256,
+    self.heads[head], 1))``). Its plural name made it ``[8, 16]`` ("IndexError: list index out of range"), or ``{}``.
+    None for other nodes (a loop over a list's items, a loop that never indexes the parameter with its key)."""
+    if not isinstance(node, ast.For):
+        return None
+    it, items = node.iter, False
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("sorted", "list", "reversed") \
+            and it.args:
+        it = it.args[0]
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in ("keys", "items") \
+            and not it.args:
+        items, it = it.func.attr == "items", it.func.value
+    name = which(it)
+    if name is None:
+        return None
+    if items:
+        return name if isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2 else None
+    if not isinstance(node.target, ast.Name):
+        return None
+    key = node.target.id
+    for stmt in node.body:
+        for part in ast.walk(stmt):
+            if isinstance(part, ast.Subscript) and which(part.value) == name and isinstance(part.slice, ast.Name) \
+                    and part.slice.id == key:
+                return name
+    return None
+
+
+def _layer_size_arguments(node) -> list:
+    """The arguments of a torch layer's construction that are int sizes (``_SIZE_LAYERS``), [] for other nodes."""
+    if not isinstance(node, ast.Call) or _last(node.func) not in _SIZE_LAYERS:
+        return []
+    return [*node.args[:_SIZE_LAYERS[_last(node.func)]], *(k.value for k in node.keywords if k.arg in _SIZE_KEYWORDS)]
+
+
+def _derived_locals(cls: ast.ClassDef, which) -> dict[int, dict[str, set[str]]]:
+    """Per Name node of a method: the method's locals assigned (by a plain ``name = expr``) from an expression of
+    constructor parameters, with those parameters (``out_feats = scale * scale * args.n_colors`` -> {"scale",
+    "args"}), so a size handed on through a local counts too. One level, keyed by the node's id."""
+    out: dict[int, dict[str, set[str]]] = {}
+    for func in cls.body:
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        table: dict[str, set[str]] = {}
+        for node in ast.walk(func):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                found = {which(part) for part in ast.walk(node.value)
+                         if isinstance(part, (ast.Name, ast.Attribute)) and which(part) is not None}
+                if found:
+                    table.setdefault(node.targets[0].id, set()).update(found)
+        if table:
+            for node in ast.walk(func):
+                if isinstance(node, ast.Name):
+                    out[id(node)] = table
+    return out
 
 
 _SIZE_METHODS = {"view", "reshape", "expand", "repeat", "permute", "new_zeros", "new_ones", "new_empty", "tile",

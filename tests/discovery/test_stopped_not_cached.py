@@ -35,7 +35,8 @@ def test_a_stopped_proof_is_reported_and_not_cached(tmp_path):
     convert_path(src, out, jobs=1)
     settings = ProveSettings(proof_seconds=20.0, graph_mode=False)
     models, _ = prove_models(src, out, settings=settings)
-    assert [m["status"] for m in models] == ["ms-failed"], models
+    # no verdict on the port: "stopped", not "ms-failed" (session 29: the status says a limit ended the proof)
+    assert [m["status"] for m in models] == ["stopped"], models
     assert "stopped" in json.dumps(models), models  # "over 20 s (stopped)" or "process stopped (exit code -9)"
     cached = json.loads((out / CACHE_NAME).read_text())["models"]
     assert cached == {}, cached
