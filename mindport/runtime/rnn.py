@@ -225,10 +225,16 @@ def _install_packed_input() -> None:
         if getattr(cls, "_mp_packed_input", False):
             continue
 
-        def __call__(self, *args, __call=cls.__call__, **kwargs):
+        # the class's own __call__ if it has one, else its base's looked up at each call: a later patch of
+        # Cell.__call__ (the training runtime's _ReadParameters, which counts an LSTM's ParameterTuples as read)
+        # reaches these layers too (bound here once, it did not: their weights with an exactly zero gradient were
+        # never stepped once this module was loaded)
+        def __call__(self, *args, __own=cls.__dict__.get("__call__"), __cls=cls, **kwargs):
             if args and isinstance(args[0], PackedSequence):
                 return _packed_call(self, *args, **kwargs)
-            return __call(self, *args, **kwargs)
+            if __own is not None:
+                return __own(self, *args, **kwargs)
+            return super(__cls, self).__call__(*args, **kwargs)
 
         cls.__call__ = __call__
         cls._mp_packed_input = True

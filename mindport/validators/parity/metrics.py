@@ -243,9 +243,35 @@ def compare_structures(ref_out, ms_out, rtol: float, atol: float) -> tuple[list[
     return compare_flat(ref_flat, ref_kinds, ms_flat, ms_kinds, rtol, atol)
 
 
+def _records_as_dicts(ref_kinds: dict, ms_flat: list, ms_kinds: dict) -> tuple[list, dict]:
+    """The port writes a ``@dataclass`` record built in forward as a dict of its fields (the converter's
+    RecordDictTransform: a graph compiles no such object): where the reference holds a dataclass and MindSpore a
+    dict, the dict's string keys are the record's fields (``output['extra']['score']`` is ``output['extra'].score``),
+    so the two are one structure; any other difference stays one."""
+    for record in sorted((k for k, kind in ref_kinds.items() if kind == "dataclass"), key=len):
+        if ms_kinds.get(record) != "mapping":
+            continue
+        head = record + "["
+
+        def renamed(key: str) -> str:
+            if not key.startswith(head):
+                return key
+            rest = key[len(head):]
+            for quote in ("'", '"'):
+                end = rest.find(quote + "]", 1)
+                if rest.startswith(quote) and end > 0 and rest[1:end].isidentifier():
+                    return f"{record}.{rest[1:end]}{rest[end + 2:]}"
+            return key
+        ms_flat = [(renamed(k), v) for k, v in ms_flat]
+        ms_kinds = {renamed(k): kind for k, kind in ms_kinds.items()}
+        ms_kinds[record] = "dataclass"
+    return ms_flat, ms_kinds
+
+
 def compare_flat(ref_flat, ref_kinds: dict, ms_flat, ms_kinds: dict, rtol: float, atol: float
                  ) -> tuple[list[OutputResult], dict]:
     """Flattened outputs (``[(key, array)]`` and each container's kind by key), compared leaf by leaf."""
+    ms_flat, ms_kinds = _records_as_dicts(ref_kinds, ms_flat, ms_kinds)
     ms_map = dict(ms_flat)
     ref_map = dict(ref_flat)
     problems = []
