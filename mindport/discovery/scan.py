@@ -476,7 +476,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                         if isinstance(part, (ast.Name, ast.Attribute)) and which(part) is not None:
                             counts.add(which(part))
             for a in _layer_size_arguments(node):  # nn.PixelShuffle(scale), nn.Conv2d(c, scale * scale * 3, 3)
-                for part in ast.walk(a):
+                for part in _size_parts(a):
                     if isinstance(part, (ast.Name, ast.Attribute)) and which(part) is not None:
                         counts.add(which(part))
                     elif isinstance(part, ast.Name) and part.id in derived.get(id(part), {}):
@@ -867,6 +867,21 @@ def _layer_size_arguments(node) -> list:
     return [*node.args[:_SIZE_LAYERS[_last(node.func)]], *(k.value for k in node.keywords if k.arg in _SIZE_KEYWORDS)]
 
 
+def _size_parts(expr) -> list:
+    """The nodes of a size expression that make its value: all of it but the keys of its subscripts
+    (``configs[net_size]["width"]``: ``net_size`` picks an entry, it is no size; ShuffleNet's ``net_size`` keys of
+    0.5/1.0 stay floats)."""
+    out, todo = [], [expr]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if isinstance(node, ast.Subscript):
+            todo.append(node.value)
+        else:
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
 def _derived_locals(cls: ast.ClassDef, which) -> dict[int, dict[str, set[str]]]:
     """Per Name node of a method: the method's locals assigned (by a plain ``name = expr``) from an expression of
     constructor parameters, with those parameters (``out_feats = scale * scale * args.n_colors`` -> {"scale",
@@ -878,7 +893,7 @@ def _derived_locals(cls: ast.ClassDef, which) -> dict[int, dict[str, set[str]]]:
         table: dict[str, set[str]] = {}
         for node in ast.walk(func):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                found = {which(part) for part in ast.walk(node.value)
+                found = {which(part) for part in _size_parts(node.value)
                          if isinstance(part, (ast.Name, ast.Attribute)) and which(part) is not None}
                 if found:
                     table.setdefault(node.targets[0].id, set()).update(found)
