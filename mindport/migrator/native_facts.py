@@ -4359,8 +4359,8 @@ class _OwnCells:
                 and not value.args[0].value.elements and not value.args[0].star)))
 
     def _stored_local(self, function: cst.FunctionDef, name: str) -> str | None:
-        """``name = nn.CellList([])`` (or ``[]``) once in the function's body, ``self.NAME = name`` once, and every
-        other mention of ``name`` the receiver of an ``append``: NAME."""
+        """``name = nn.CellList([])`` (or ``[]``) once in the function's body, ``self.NAME = name`` (once, or again
+        under the same NAME), and every other mention of ``name`` the receiver of an ``append``: NAME."""
         start = stored = None
         for node in all_nodes(function, cst.Name):
             if node.value != name:
@@ -4376,9 +4376,10 @@ class _OwnCells:
                 start = assign
             elif (isinstance(assign, cst.Assign) and assign.value is node and len(assign.targets) == 1
                   and _self_attribute(assign.targets[0].target) is not None):
-                if stored is not None:
-                    return None
-                stored = _self_attribute(assign.targets[0].target)
+                attr = _self_attribute(assign.targets[0].target)
+                if stored is not None and stored != attr:
+                    return None  # one local stored again under the same name is the same list (the converter
+                stored = attr    # stores a hoisted list again where torch registers it: test_track29_causes)
             elif not (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "append"
                       and isinstance(self.parents.get(id(parent)), cst.Call)):
                 return None

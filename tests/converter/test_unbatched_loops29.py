@@ -152,3 +152,21 @@ def test_a_loop_the_facts_do_not_follow_keeps_the_handling(change):
     source = NESTED.replace(*change)
     assert source != NESTED
     assert LINE in _converted(source)
+
+
+def test_a_list_stored_again_where_torch_registers_it_is_still_followed():
+    """A Parameter registered while ``self.layers`` is filled makes the converter hoist the list to a local and store
+    it twice (``self.layers = layers`` before the Parameter and after the loop, so the Cell lists its parameters in
+    torch's order: NesT's Transformer with ``pos_emb``); the same local stored again under the same name is the same list,
+    and the port stays free of the handling (it loaded it again after that ordering fix, on NesT itself)."""
+    source = NESTED.replace(
+        "            layers = nn.ModuleList([])\n            for _ in range(depth):\n"
+        "                layers.append(nn.ModuleList([Mixer(dim), FeedForward(dim)]))\n"
+        "            self.layers = layers\n",
+        "            self.layers = nn.ModuleList([])\n            self.pos = nn.Parameter(torch.zeros(1))\n"
+        "            for _ in range(depth):\n"
+        "                self.layers.append(nn.ModuleList([Mixer(dim), FeedForward(dim)]))\n")
+    assert source != NESTED
+    code = _converted(source)
+    assert code.count("self.layers = layers") >= 3, code  # the Transformer's list stored twice
+    assert LINE not in code and "mindport" not in code, code
