@@ -4358,17 +4358,28 @@ class _OwnCells:
                 len(value.args) == 1 and isinstance(value.args[0].value, cst.List)
                 and not value.args[0].value.elements and not value.args[0].star)))
 
-    def _stored_local(self, function: cst.FunctionDef, name: str) -> str | None:
-        """``name = nn.CellList([])`` (or ``[]``) once in the function's body, ``self.NAME = name`` (once, or again
-        under the same NAME), and every other mention of ``name`` the receiver of an ``append``: NAME."""
-        start = stored = None
+    def _variable_mentions(self, function: cst.FunctionDef, name: str):
+        """(node, parent) of every mention of the local ``name`` in ``function``: not an attribute's or a keyword
+        argument's name (``self.layers``, ``f(layers=...)``)."""
         for node in all_nodes(function, cst.Name):
             if node.value != name:
                 continue
             parent = self.parents.get(id(node))
             if (isinstance(parent, cst.Attribute) and parent.attr is node) or (
                     isinstance(parent, cst.Arg) and parent.keyword is node):
-                continue  # self.layers, f(layers=...): not the variable
+                continue
+            yield node, parent
+
+    def _appended_to(self, node: cst.Name, parent) -> bool:
+        """The mention ``node`` is the receiver of an ``append`` call (``layers.append(...)``)."""
+        return (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "append"
+                and isinstance(self.parents.get(id(parent)), cst.Call))
+
+    def _stored_local(self, function: cst.FunctionDef, name: str) -> str | None:
+        """``name = nn.CellList([])`` (or ``[]``) once in the function's body, ``self.NAME = name`` (once, or again
+        under the same NAME), and every other mention of ``name`` the receiver of an ``append``: NAME."""
+        start = stored = None
+        for node, parent in self._variable_mentions(function, name):
             assign = self.parents.get(id(parent)) if isinstance(parent, cst.AssignTarget) else parent
             if isinstance(parent, cst.AssignTarget) and isinstance(assign, cst.Assign) and len(assign.targets) == 1:
                 if start is not None or not self._empty_container(assign.value):
@@ -4380,8 +4391,7 @@ class _OwnCells:
                 if stored is not None and stored != attr:
                     return None  # one local stored again under the same name is the same list (the converter
                 stored = attr    # stores a hoisted list again where torch registers it: test_track29_causes)
-            elif not (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "append"
-                      and isinstance(self.parents.get(id(parent)), cst.Call)):
+            elif not self._appended_to(node, parent):
                 return None
         line = self.parents.get(id(start)) if start is not None else None
         return stored if line is not None and self.parents.get(id(line)) is function.body else None
@@ -4587,13 +4597,7 @@ class _OwnCells:
         if function is None:
             return None
         start = outer = None
-        for node in all_nodes(function, cst.Name):
-            if node.value != name:
-                continue
-            parent = self.parents.get(id(node))
-            if (isinstance(parent, cst.Attribute) and parent.attr is node) or (
-                    isinstance(parent, cst.Arg) and parent.keyword is node):
-                continue
+        for node, parent in self._variable_mentions(function, name):
             if isinstance(parent, cst.AssignTarget):
                 assign = self.parents.get(id(parent))
                 if (start is not None or not isinstance(assign, cst.Assign) or len(assign.targets) != 1
@@ -4601,9 +4605,8 @@ class _OwnCells:
                         or self.parents.get(id(self.parents.get(id(assign)))) is not function.body):
                     return None
                 start = assign
-            elif isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == "append":
-                if not isinstance(self.parents.get(id(parent)), cst.Call):
-                    return None
+            elif self._appended_to(node, parent):
+                continue
             elif isinstance(parent, cst.Arg) and parent.star == "*" and outer is None:
                 outer = self.parents.get(id(parent))
                 if not (isinstance(outer, cst.Call) and self.kind_of(outer) == "SequentialCell"
