@@ -250,6 +250,14 @@ def rebuild_layer(layer: Any, entry: Entry, name: str, value: Any, names: Any = 
         if setting != name:
             # the layer's own value, given back to its own mapping (a shadowed setting is MindSpore's form there)
             settings[setting] = layer_attribute(layer, setting, refuse_shadowed=False)
+    for param in entry.signature or ():
+        # a constructor flag that says whether a weight exists (a conv's bias=False) is no setting the write table
+        # lists (the weight itself is 'same'): read from the layer, else the rebuild takes the default (bias=True)
+        # and its primitives (BiasAdd) meet the layer's missing weight
+        if param.name not in settings and param.name != name and param.name in _WEIGHTS_AND_BUFFERS \
+                and param.default in ("True", "False"):
+            present = layer_attribute(layer, param.name, refuse_shadowed=False)
+            settings[param.name] = present if isinstance(present, bool) else present is not None
     settings[name] = value
     adapter = api(entry.torch)
     adapter = vars(adapter).get("_mp_adapter", adapter)  # a class target's adapter class holds the Adapter
