@@ -2308,6 +2308,10 @@ def main(request_path: str, result_path: str) -> None:
     torch.set_num_threads(int(request.get("threads", 1)))
     root = request["root"]
     sys.path.insert(0, root)
+    from mindport.discovery.script_paths import script_paths
+
+    for rel in script_paths(root):  # the folders the repository's shell scripts export on PYTHONPATH: last
+        sys.path.append(os.path.join(root, rel))
     record_call_sites(request["candidates"], request.get("ctors", {}), root, float(request.get("seconds", 30)),
                       context=request.get("context", []))
     # containers before the blocks they build (their forward records the blocks' inputs); each candidate announced
