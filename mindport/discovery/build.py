@@ -2308,9 +2308,9 @@ def main(request_path: str, result_path: str) -> None:
     torch.set_num_threads(int(request.get("threads", 1)))
     root = request["root"]
     sys.path.insert(0, root)
-    from mindport.discovery.script_paths import script_paths
+    from mindport.discovery.script_paths import import_roots
 
-    for rel in script_paths(root):  # the folders the repository's shell scripts export on PYTHONPATH: last
+    for rel in import_roots(root):  # the folders its shell scripts export and its imports need: last
         sys.path.append(os.path.join(root, rel))
     record_call_sites(request["candidates"], request.get("ctors", {}), root, float(request.get("seconds", 30)),
                       context=request.get("context", []))

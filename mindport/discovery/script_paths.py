@@ -91,3 +91,64 @@ def _expand(value: str, env: dict) -> str | None:
 
     out = _VAR.sub(sub, value)
     return out if not missing or "$" in out else None
+
+
+def import_roots(root, files: list[str] | None = None) -> list[str]:
+    """The folders to put last on ``sys.path`` for the repository at ``root``: those its shell scripts export
+    (:func:`script_paths`), then those its own absolute imports need.
+
+    A repository whose scripts live in a sub-folder (yusanshi/news-recommendation's ``src/train.py``, run as
+    ``python src/train.py``: Python puts ``src/`` first on ``sys.path``) imports its packages by their name from
+    there (``from model.general.attention.additive import AdditiveAttention`` is ``src/model/general/...``). From
+    the repository's root nothing resolves ``model``: the stub finder gave it a stand-in and 13 of 15 models were not
+    built ("expected Tensor as element 0 in argument 0, but got result"). For each absolute import whose top-level
+    name the root does not hold (no ``NAME.py`` nor ``NAME/`` there) and that is no installed or standard module,
+    the folder that holds the whole dotted path (``F/model/general/attention/additive.py``) is taken, when exactly
+    one folder of the repository does."""
+    import ast
+
+    root = Path(root).resolve()
+    out = list(script_paths(root))
+    if files is None:
+        files = []
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith("."))
+            files += [str(Path(folder, n).relative_to(root)) for n in sorted(names) if n.endswith(".py")]
+            if len(files) > 3000:
+                break
+    wanted: dict[str, set[str]] = {}  # top-level name -> dotted paths imported under it
+    for rel in files:
+        try:
+            tree = ast.parse((root / rel).read_text(errors="replace"))
+        except (SyntaxError, ValueError, OSError):
+            continue
+        for node in ast.walk(tree):
+            names = [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            for name in names:
+                top = name.split(".")[0]
+                if not (root / f"{top}.py").is_file() and not (root / top).is_dir():
+                    wanted.setdefault(top, set()).add(name)
+    dirs_by_name: dict[str, list[Path]] = {}
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP and not d.startswith("."))
+        for d in dirs:
+            dirs_by_name.setdefault(d, []).append(Path(folder))
+        for n in names:
+            if n.endswith(".py"):
+                dirs_by_name.setdefault(n[:-3], []).append(Path(folder))
+    from mindport.discovery.scan import _external_module
+
+    for top in sorted(wanted):
+        holders = {p for p in dirs_by_name.get(top, []) if p != root}
+        if not holders or _external_module(top):
+            continue
+        dotted = max(wanted[top], key=lambda d: d.count("."))
+        parts = dotted.split(".")
+        fits = [p for p in holders if (p.joinpath(*parts).is_dir() or p.joinpath(*parts[:-1], parts[-1] + ".py")
+                                       .is_file() or p.joinpath(*parts[:-1]).is_dir() and len(parts) > 1)]
+        if len(fits) == 1:
+            rel = fits[0].relative_to(root).as_posix()
+            if rel not in out:
+                out.append(rel)
+    return out

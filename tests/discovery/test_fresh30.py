@@ -68,3 +68,65 @@ def test_a_model_importing_through_a_script_exported_folder_is_proven(tmp_path):
     found = prove_files(tmp_path, _REPO, "MaskedEncoder")
     result = found["src/model/encoder.py:MaskedEncoder"]
     assert result["status"] == "proven", result
+
+
+# A repository whose scripts live in a sub-folder (yusanshi/news-recommendation: ``python src/train.py``, Python puts
+# ``src/`` first on sys.path) and whose model files import its packages by their name from there
+# (``from model.general.attention.additive import AdditiveAttention`` is ``src/model/general/...``): from the root
+# nothing resolved ``model``, the stub finder gave it a stand-in, and 13 of 15 models were not built ("expected Tensor
+# as element 0 in argument 0, but got result"). The one folder holding the whole dotted path now goes last on sys.path.
+_SUBFOLDER = {
+    "src/train.py": """
+        from model.pool.net import PooledNet
+
+        if __name__ == "__main__":
+            print(PooledNet(8))
+    """,
+    "src/model/general/attention/additive.py": """
+        import torch
+        import torch.nn as nn
+
+
+        class AdditiveAttention(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.linear = nn.Linear(dim, dim)
+                self.query = nn.Parameter(torch.empty(dim).uniform_(-0.1, 0.1))
+
+            def forward(self, x):
+                weights = torch.softmax(torch.tanh(self.linear(x)) @ self.query, dim=1)
+                return torch.bmm(weights.unsqueeze(1), x).squeeze(1)
+    """,
+    "src/model/pool/net.py": """
+        import torch.nn as nn
+
+        from model.general.attention.additive import AdditiveAttention
+
+
+        class PooledNet(nn.Module):
+            def __init__(self, dim):
+                super().__init__()
+                self.embed = nn.Linear(dim, dim)
+                self.pool = AdditiveAttention(dim)
+
+            def forward(self, x):
+                return self.pool(self.embed(x))
+    """,
+}
+
+
+def test_the_folder_a_repository_imports_its_packages_from_is_found(tmp_path):
+    import textwrap
+
+    from mindport.discovery.script_paths import import_roots
+
+    for rel, text in _SUBFOLDER.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    assert import_roots(tmp_path) == ["src"]
+
+
+def test_a_model_importing_its_packages_from_a_script_folder_is_proven(tmp_path):
+    found = prove_files(tmp_path, _SUBFOLDER, "PooledNet")
+    result = found["src/model/pool/net.py:PooledNet"]
+    assert result["status"] == "proven", result
