@@ -137,3 +137,25 @@ def test_every_rebuilt_layer_with_a_bias_flag_stays_bias_free(torch_name):
     got = m_layer(ms.Tensor(x)).asnumpy()
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_the_settings_check_reads_the_rebuilt_layer(tmp_path):
+    """A parity run compares each layer's settings on the two sides (validators/parity/configs.py, traps.py) from the
+    MindSpore Cells' recorded constructor arguments. A layer rebuilt after a write kept the record of its first
+    construction: the dilated MobileNetV2 above was "diverged: known trap in the settings: stride differs: torch
+    stride=(1, 1), MindSpore stride=2" with its outputs equal to torch's (first contact after the bias fix)."""
+    import torch
+
+    from mindport.validators.parity.configs import ms_config, record_constructor_args, torch_config
+    from mindport.validators.parity.traps import find_traps
+
+    source = textwrap.dedent(DILATE)
+    result = convert_source(source, "dilate.py")
+    t_model = _load(source, tmp_path, "t_dilate_cfg").Net()
+    with record_constructor_args():
+        m_model = _load(result.code, tmp_path, "m_dilate_cfg").Net()
+    assert isinstance(t_model.dw, torch.nn.Conv2d)
+    for name in ("pw", "dw"):
+        tcfg, mcfg = torch_config(getattr(t_model, name)), ms_config(getattr(m_model, name))
+        assert find_traps("Conv2d", tcfg, mcfg) == [], (name, tcfg, mcfg)
+    assert ms_config(m_model.dw)["stride"] in ((1, 1), 1)
