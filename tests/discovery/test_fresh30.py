@@ -130,3 +130,39 @@ def test_a_model_importing_its_packages_from_a_script_folder_is_proven(tmp_path)
     found = prove_files(tmp_path, _SUBFOLDER, "PooledNet")
     result = found["src/model/pool/net.py:PooledNet"]
     assert result["status"] == "proven", result
+
+
+# A factory or class that downloads its weights when a flag it defaults to True says so (bubbliiiing/
+# deeplabv3-plus-pytorch's ``def xception(pretrained=True, downsample_factor=16)``): the builder has no network, so
+# the build at the defaults was "not-built: URLError: network access is disabled". The flag is now also tried False.
+_DOWNLOADS = {
+    "nets/tiny.py": """
+        import torch
+        import torch.nn as nn
+
+
+        class Tiny(nn.Module):
+            def __init__(self, width, pretrained=True):
+                super().__init__()
+                self.conv = nn.Conv2d(3, width, 3, padding=1)
+                if pretrained:
+                    self.load_state_dict(torch.hub.load_state_dict_from_url("https://example.invalid/tiny.pth"))
+
+            def forward(self, x):
+                return torch.relu(self.conv(x))
+
+
+        def tiny(pretrained=True, width=8):
+            model = Tiny(width, pretrained=False)
+            if pretrained:
+                model.load_state_dict(torch.hub.load_state_dict_from_url("https://example.invalid/tiny.pth"))
+            return model
+    """,
+}
+
+
+def test_a_model_that_downloads_its_weights_by_default_is_built_without(tmp_path):
+    found = prove_files(tmp_path, _DOWNLOADS, "iny")
+    assert found["nets/tiny.py:tiny"]["status"] == "proven", found["nets/tiny.py:tiny"]
+    assert "pretrained=False" in found["nets/tiny.py:tiny"]["ctor"]
+    assert found["nets/tiny.py:Tiny"]["status"] == "proven", found["nets/tiny.py:Tiny"]
