@@ -173,6 +173,20 @@ def _kwargs_handed_on(cand: dict, ctor: str, exc: BaseException) -> str | None:
     return ", ".join(filter(None, [ctor, *(f"{n}={v}" for n, v in zip(names, values))]))
 
 
+# a flag that makes a model download its weights when true (torchvision-style ``pretrained=True`` defaults): the
+# builder has no network, so a build at the default always failed (bubbliiiing/deeplabv3-plus-pytorch's
+# ``def xception(pretrained=True, downsample_factor=16)``: "URLError: network access is disabled"); what is proven
+# is the architecture, at its own and at random weights, never the downloaded ones
+_DOWNLOAD_FLAGS = ("pretrained", "pretrain", "use_pretrained", "load_pretrained", "pretrained_backbone", "download")
+
+
+def _offline(cand: dict) -> str:
+    """``pretrained=False`` (and the like) for each download flag of the candidate that defaults to True."""
+    return ", ".join(f"{p['name']}=False" for p in cand["params"]
+                     if p["name"] in _DOWNLOAD_FLAGS and p["default"] == "True"
+                     and p["kind"] in ("positional", "keyword"))
+
+
 def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     """(source, ctor text) in the order they are tried."""
     out: list[tuple[str, str]] = []
@@ -186,8 +200,10 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
         add("repository", text)
     required = [p for p in cand["params"] if p["default"] is None and p["kind"] in ("positional", "keyword")]
     first = first_values = probe = None
+    offline = _offline(cand)
     if not required:
         add("defaults", "")
+        add("defaults, without downloading weights", offline or None)
         first = ""
     # the calls the repository's own code makes (call_sites.py: recorded while its classes were built on the meta
     # device): a block's arguments as its container computes them, before guessed sizes
@@ -204,7 +220,8 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             values = [_as_count(p, v) for p, v in zip(required, values)]
             probe = values if probe is None else probe  # a file path has no small value: the repository's files below
             if all(v is not None for v in values):
-                add("small values", ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)))
+                add("small values", ", ".join([*(f"{p['name']}={v}" for p, v in zip(required, values)),
+                                               *filter(None, [offline])]))
                 if first is None:
                     first, first_values = ", ".join(f"{p['name']}={v}" for p, v in zip(required, values)), values
     # a repository call with arguments computed from data (``Encoder(INPUT_DIM, ENC_EMB_DIM, HID_DIM, ...)`` after
@@ -2308,6 +2325,10 @@ def main(request_path: str, result_path: str) -> None:
     torch.set_num_threads(int(request.get("threads", 1)))
     root = request["root"]
     sys.path.insert(0, root)
+    from mindport.discovery.script_paths import import_roots
+
+    for rel in import_roots(root):  # the folders its shell scripts export and its imports need: last
+        sys.path.append(os.path.join(root, rel))
     record_call_sites(request["candidates"], request.get("ctors", {}), root, float(request.get("seconds", 30)),
                       context=request.get("context", []))
     # containers before the blocks they build (their forward records the blocks' inputs); each candidate announced

@@ -208,12 +208,18 @@ class _Worker:
         # locuslab/TCN's TCN/adding_problem/model.py (a folder without __init__.py) imports ``from TCN.tcn import
         # TemporalConvNet``; built in the builder, the proof's torch side could not import TCN, the stub finder
         # gave it a stand-in ("'result' object is not subscriptable") and later models "TCN.tcn is already taken"
+        # and the folders its shell scripts export and its own imports need after it (script_paths.py), each side
+        # in its own tree
+        from mindport.discovery.script_paths import import_roots
+
+        extra = import_roots(src_root) if src_root is not None else []
         if src_root is not None:
-            self.torch_env = self.torch_env | {
-                "PYTHONPATH": self.torch_env["PYTHONPATH"] + os.pathsep + str(src_root)}
+            self.torch_env = self.torch_env | {"PYTHONPATH": os.pathsep.join(
+                [self.torch_env["PYTHONPATH"], str(src_root), *(str(Path(src_root) / rel) for rel in extra)])}
         if out_root is not None:
             base = self.env or {}
-            self.env = base | {"PYTHONPATH": os.pathsep.join(filter(None, [base.get("PYTHONPATH"), str(out_root)]))}
+            self.env = base | {"PYTHONPATH": os.pathsep.join(filter(None, [
+                base.get("PYTHONPATH"), str(out_root), *(str(Path(out_root) / rel) for rel in extra)]))}
         self.torch_env = self.torch_env | notebook_env(workdir)
         self.env = (self.env or {}) | notebook_env(workdir)
         self.ref = self.ms = None

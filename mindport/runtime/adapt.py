@@ -250,6 +250,14 @@ def rebuild_layer(layer: Any, entry: Entry, name: str, value: Any, names: Any = 
         if setting != name:
             # the layer's own value, given back to its own mapping (a shadowed setting is MindSpore's form there)
             settings[setting] = layer_attribute(layer, setting, refuse_shadowed=False)
+    for param in entry.signature or ():
+        # a constructor flag that says whether a weight exists (a conv's bias=False) is no setting the write table
+        # lists (the weight itself is 'same'): read from the layer, else the rebuild takes the default (bias=True)
+        # and its primitives (BiasAdd) meet the layer's missing weight
+        if param.name not in settings and param.name != name and param.name in _WEIGHTS_AND_BUFFERS \
+                and param.default in ("True", "False"):
+            present = layer_attribute(layer, param.name, refuse_shadowed=False)
+            settings[param.name] = present if isinstance(present, bool) else present is not None
     settings[name] = value
     adapter = api(entry.torch)
     adapter = vars(adapter).get("_mp_adapter", adapter)  # a class target's adapter class holds the Adapter
@@ -268,6 +276,13 @@ def rebuild_layer(layer: Any, entry: Entry, name: str, value: Any, names: Any = 
         raise Unsupported(f"mindport: writing {entry.torch}.{name}={value!r} needs a {type(built).__name__}, "
                           f"the layer is a {type(layer).__name__}: build the layer with {name}={value!r}")
     _move_settings(built, layer)
+    # a parity run records each Cell's constructor arguments for its settings check (validators/parity/configs.py):
+    # the layer's record is now the rebuilt one's, else the check reads the old value (DeepLabV3+'s dilated
+    # MobileNetV2: "known trap in the settings: stride differs: torch stride=(1, 1), MindSpore stride=2", with the
+    # outputs equal). Only where that module is loaded already: the run-time never imports the validators
+    configs = sys.modules.get("mindport.validators.parity.configs")
+    if configs is not None and built in configs._CTOR_ARGS:  # noqa: SLF001
+        configs._CTOR_ARGS[layer] = configs._CTOR_ARGS[built]  # noqa: SLF001
     if name not in vars(built):  # a kept setting (inplace): recorded under torch's name, as the converter does
         setattr(layer, name, value)
 

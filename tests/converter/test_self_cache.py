@@ -663,3 +663,58 @@ def test_a_data_dependent_init_in_forward_matches(tmp_path, mode):
     assert "mp_framework.set_data(self.s, s_init.data)" in result.code
     x = np.random.default_rng(0).standard_normal((2, 3, 4, 4)).astype(np.float32)
     assert_port_matches_in_mode(_DATA_INIT_SOURCE, result.code, "Net", [x], tmp_path, "data_init", mode)
+
+
+HOOKED = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(4, 4, 3, padding=1)
+            self.hook_layer = None
+
+        def forward(self, x):
+            x = self.conv(x)
+            self.hook_layer = x
+            return torch.relu(x) * 2
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+
+        def forward(self, x):
+            y = self.block(x)
+            return self.block.hook_layer, y
+""")
+
+
+def test_a_feature_a_child_keeps_on_self_for_its_parent_is_said_and_kept_in_pynative(tmp_path):
+    """DeepLabV3+'s Xception (first contact, session 30): Block.forward keeps ``self.hook_layer = x`` and the
+    backbone's forward reads ``self.block2.hook_layer`` as its low-level feature. Block's forward is its only
+    compiled method and reads nothing it writes, so the rule returned before it looked for readers outside the class:
+    nothing was said, and GRAPH_MODE gave the feature of the previous (PyNative) call, a compile-time constant."""
+    import mindspore as ms
+    import torch
+
+    result = convert_source(HOOKED, "hooked.py")
+    said = [d for d in result.diagnostics if d.code == "MP107"]
+    assert len(said) == 1 and "self.hook_layer is read by code outside the class" in said[0].message
+    assert said[0].line == 13
+    t_mod = load_module(HOOKED, tmp_path / "t_hooked.py", "t_hooked")
+    m_mod = load_module(result.code, tmp_path / "m_hooked.py", "m_hooked")
+    torch.manual_seed(0)
+    torch_net, ms_net = t_mod.Net().eval(), m_mod.Net()
+    transfer_weights(torch_net.state_dict(), ms_net)
+    rng = np.random.default_rng(3)
+    for _ in range(2):  # kept in PyNative: each call's own feature
+        x = rng.standard_normal((2, 4, 5, 5)).astype(np.float32)
+        with torch.no_grad():
+            want = [w.numpy() for w in torch_net(torch.from_numpy(x))]
+        got = [g.asnumpy() for g in ms_net(ms.Tensor(x))]
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)

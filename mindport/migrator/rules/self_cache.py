@@ -528,8 +528,9 @@ class _Class:
             for other, (reads2, writes2) in direct.items():
                 if other != name:
                     crossing |= writes & (reads2 | writes2)
-        if not crossing and not any(self._reads_first(name, direct) for name in runtime):
-            return
+        read_outside = any(w & set(self.outside) for name, (_, w) in direct.items() if name in _ENTRIES)
+        if not crossing and not read_outside and not any(self._reads_first(name, direct) for name in runtime):
+            return  # (a forward writing self.x that another class reads, self.block.x, is said below: MP107)
         stored = self._stored()
         crossing -= stored
         self.crossing = crossing
