@@ -32,6 +32,8 @@ import sys
 import types
 from typing import Any
 
+import mindspore as _ms
+
 from mindport.mappings import Entry, load_registry
 from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.arguments import (
@@ -124,10 +126,10 @@ def tensor_data(value: Any) -> Any:
     its storage (measured on MindSpore 2.10); a plain Tensor itself too (``d = x.data; d.mul_(4)``: MindSpore's
     ``Tensor.data`` is another Tensor, which the update fills, leaving ``x`` as it was; outside ``forward`` nothing is
     differentiated, so torch's detaching changes nothing there); anything else's ``.data`` as written (a sparse
-    matrix's, a PackedSequence's)."""
-    import mindspore as ms
-
-    return value if isinstance(value, ms.Tensor) else value.data
+    matrix's, a PackedSequence's). Compiles in a static graph (MindSpore imported by the module: an ``import``
+    statement in the function failed there, "Unsupported statement 'Import'", when such a helper is reached from
+    ``forward``: video-classification-3d-cnn's type-A shortcut)."""
+    return value if isinstance(value, _ms.Tensor) else value.data
 
 
 def layer_attribute(layer: Any, name: str, refuse_shadowed: bool = True) -> Any:

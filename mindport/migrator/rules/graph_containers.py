@@ -23,7 +23,10 @@ class GraphContainerTransform(GraphMethodRule):
     method builds and binds to a second name (``m = l``) and then changes in place through either name, and an
     in-place ``sort``/``remove`` of a list held on ``self`` (``self.order.sort()``), are flagged MP107 (a warning:
     GRAPH_MODE gives another result than PyNative there); so are ``ks = self.order`` and ``inner = rows[0]`` (of a
-    list the method builds) when the new name is then changed in place.
+    list the method builds) when the new name is then changed in place, and a ``for`` loop over an iterator
+    (``enumerate``/``iter``/``zip``/``reversed`` bound to a name) that ``next()`` advanced first (NCRFpp's CRF: in a
+    graph ``next`` does not advance the iterator the loop reads, and a ``@jit`` function building a list that way
+    gets one item more: tests/converter/test_next_then_loop.py).
 
     A static graph (GRAPH_MODE, ``@jit``) holds lists and dicts as values. Measured on MindSpore 2.10 (graph19's
     probe, plain Python vs PyNative vs GRAPH_MODE): ``dict(d)`` of a dict holding tensors built a wrong dict
@@ -103,6 +106,7 @@ class GraphContainerTransform(GraphMethodRule):
         self.runtime_modules: set[str] = set()  # read by finalize_runtime
         self._aliases: dict[int, tuple[str, str]] = {}  # id of a flagged m = l -> (m, l)
         self._self_sorts: set[int] = set()
+        self._advanced_loops: dict[int, str] = {}  # id of a for over an iterator next() advanced before -> its name
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         outer = self.compiled
@@ -111,6 +115,17 @@ class GraphContainerTransform(GraphMethodRule):
             aliases, sorts = _aliased(node)
             self._aliases.update(aliases)
             self._self_sorts |= sorts
+            self._advanced_loops.update(_advanced_then_looped(node))
+
+    def leave_For(self, original_node, updated_node):
+        name = self._advanced_loops.get(id(original_node))
+        if name is not None:
+            self.remark(original_node, MP107,
+                        f"GRAPH_MODE's next() does not advance the iterator '{name}' for this loop: the loop runs over "
+                        f"every item again in a graph (the items next() took too), where PyNative starts after them",
+                        f"loop over the remaining items by index or slice (for i in range(1, len(xs))) instead of "
+                        f"next({name}) then a loop over {name}")
+        return updated_node
 
     def leave_Assign(self, original_node, updated_node):
         target = original_node.targets[0].target if len(original_node.targets) == 1 else None
@@ -202,6 +217,37 @@ def _constant(node: cst.BaseExpression) -> bool:
         node = node.expression
     return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) \
         or isinstance(node, cst.Name) and node.value in ("True", "False", "None")
+
+
+def _advanced_then_looped(node: cst.FunctionDef) -> dict[int, str]:
+    """The ``for`` loops of a compiled function over a name bound to ``iter``/``enumerate``/``zip``/``reversed``
+    (...) that ``next(name)`` also reads: NCRFpp's CRF, ``seq_iter = enumerate(scores)``, ``_, first =
+    next(seq_iter)``, then ``for idx, cur in seq_iter``. Measured on MindSpore 2.10: in a graph the loop runs over
+    every item (next() took one from a copy), so the history it builds has one item more, silently."""
+    iterators: set[str] = set()
+    advanced: set[str] = set()
+    loops: list[tuple[cst.For, str]] = []
+
+    class Scan(cst.CSTVisitor):
+        def visit_Assign(self, assign):
+            value = assign.value
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) \
+                    and value.func.value in ("iter", "enumerate", "zip", "reversed"):
+                for target in assign.targets:
+                    if isinstance(target.target, cst.Name):
+                        iterators.add(target.target.value)
+
+        def visit_Call(self, call):
+            if isinstance(call.func, cst.Name) and call.func.value == "next" and call.args \
+                    and isinstance(call.args[0].value, cst.Name):
+                advanced.add(call.args[0].value.value)
+
+        def visit_For(self, loop):
+            if isinstance(loop.iter, cst.Name):
+                loops.append((loop, loop.iter.value))
+
+    walk(node, Scan())
+    return {id(loop): name for loop, name in loops if name in iterators and name in advanced}
 
 
 def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int]]:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.syntax import module_level, own_bindings
+from mindport.migrator.syntax import module_level, own_bindings, target_names
 from mindport.names import CELL_NAMES, cell_attribute_name
 from mindport.migrator.walk import find_all, parse_statement, walk
 
@@ -80,6 +80,10 @@ class ModuleClassTransform(Rule):
     GRAPH_MODE; ``construct``; any name of ``mindport.names.CELL_NAMES``) takes a trailing underscore, with its
     ``self.<name>`` references in the file's module classes and the calls on a name of the file bound only to
     instances of the class (``model = Net(); model.compile(...)``): it would replace MindSpore's method.
+
+    A module class with no ``forward`` method that sets ``self.forward = lambda x: ...`` at the top of ``__init__``
+    (reading no local of ``__init__``) gets that lambda as its ``construct`` method: a static graph failed to compile
+    the lambda held on the instance ("Parse Resolve convert failed": PointCNN's ``LayerNorm``).
 
     A module class defining ``extra_repr`` gets an ``extend_repr`` returning it: torch's ``repr(m)`` shows
     ``extra_repr()``, MindSpore's ``Cell.__repr__`` calls ``extend_repr()`` (a layer subclass's custom text was
@@ -259,6 +263,8 @@ class ModuleClassTransform(Rule):
         is_module = self._class_stack.pop()  # the bases themselves are converted by the table (torch.nn.Module entry)
         self._class_bodies.pop()
         own = _own_methods(original_node)
+        if is_module and not own & {"forward", "construct"}:
+            updated_node = self._forward_lambda_as_method(updated_node)
         if not is_module or "extra_repr" not in own or "extend_repr" in own:
             return updated_node
         # torch's repr(m) shows extra_repr(); MindSpore's Cell.__repr__ calls extend_repr(): one that returns it
@@ -270,6 +276,65 @@ class ModuleClassTransform(Rule):
             "    return self.extra_repr()\n").with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
         self.ctx.converted_sites += 1
         return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+    def _forward_lambda_as_method(self, cls: cst.ClassDef) -> cst.ClassDef:
+        """``self.forward = lambda x: BODY`` at the top level of ``__init__`` in a module class with no ``forward`` of
+        its own -> ``def construct(self, x): return BODY``, when the lambda reads no name ``__init__`` binds but
+        ``self``. A static graph compiles a Cell's ``construct`` method; a lambda held on the instance reading ``self``
+        failed to compile ("Parse Resolve convert failed": PointCNN's BatchNorm-over-the-batch 'LayerNorm').
+        A lambda set on a branch, or reading ``__init__``'s locals, is left as written."""
+        init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+        if init is None or not isinstance(init.body, cst.IndentedBlock):
+            return cls
+        params = init.params
+        bound = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        bound |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+
+        class Bound(cst.CSTVisitor):
+            def visit_For(self, loop):
+                bound.update(target_names(loop.target))
+
+            def visit_AssignTarget(self, target):
+                bound.update(target_names(target.target))
+
+        walk(init, Bound())
+        bound.discard("self")
+        for i, stmt in enumerate(init.body.body):
+            if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                    and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1):
+                continue
+            target, value = stmt.body[0].targets[0].target, stmt.body[0].value
+            if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                    and target.value.value == "self" and target.attr.value in ("forward", "construct")
+                    and isinstance(value, cst.Lambda)):
+                continue
+            lp = value.params
+            own = {p.name.value for p in (*lp.posonly_params, *lp.params, *lp.kwonly_params)}
+            own |= {p.name.value for p in (lp.star_arg, lp.star_kwarg) if isinstance(p, cst.Param)}
+            read: set[str] = set()
+
+            class Reads(cst.CSTVisitor):
+                def visit_Name(self, node):
+                    read.add(node.value)
+
+            walk(value.body, Reads())
+            if (read - own) & bound or "self" in own:
+                return cls  # reads __init__'s locals: left as written
+            body = list(init.body.body)
+            del body[i]
+            init2 = init.with_changes(body=init.body.with_changes(body=body))
+            method_params = lp.with_changes(params=(cst.Param(cst.Name("self")), *lp.params)) \
+                if not lp.posonly_params else lp.with_changes(posonly_params=(cst.Param(cst.Name("self")),
+                                                                              *lp.posonly_params))
+            method = cst.FunctionDef(
+                name=cst.Name("construct"), params=method_params,
+                body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(value.body)])]),
+                leading_lines=[cst.EmptyLine(indent=False)])
+            members = [init2 if m is init else m for m in cls.body.body]
+            members.insert(members.index(init2) + 1, method)
+            self.ctx.converted_sites += 1
+            return cls.with_changes(body=cls.body.with_changes(body=members))
+        return cls
 
     def leave_FunctionDef(self, original_node, updated_node):
         if self._class_stack and self._class_stack[-1] and original_node.name.value in self._methods \

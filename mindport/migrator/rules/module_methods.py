@@ -83,7 +83,9 @@ class ModuleMethodTransform(Rule):
     ``m.parameters()``, ``m.buffers()``, ``m.named_parameters()`` and ``m.named_buffers()`` there: ``m._mp_parameters``
     (and ``_mp_buffers``, ...), a list of torch's members (``mindport.runtime.layers.MemberList``); a graph refuses
     ``trainable_params()`` in construct, which openai's diffusion UNets reach through
-    ``checkpoint(self._forward, (x,), self.parameters(), self.use_checkpoint)``.
+    ``checkpoint(self._forward, (x,), self.parameters(), self.use_checkpoint)``. ``next(m.buffers())`` (and of the
+    other three but ``parameters()``) there is the list's first item: ``next()`` refuses a list (x-transformers'
+    ``AlibiPositionalBias.device``, ``next(self.buffers()).device``).
 
     ``self.children()``/``self.named_children()`` in a model's forward read the Cell's ``_cells`` table (None left
     out): MindSpore 2.10's graph compiler crashes on ``cells()``/``name_cells()`` inside construct. A class that may
@@ -528,6 +530,16 @@ class ModuleMethodTransform(Rule):
 
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
+        if isinstance(func, cst.Name) and func.value == "next" and self.scope.resolve(func) is None \
+                and len(updated_node.args) == 1 and not updated_node.args[0].star \
+                and updated_node.args[0].keyword is None and isinstance(updated_node.args[0].value, cst.Attribute) \
+                and updated_node.args[0].value.attr.value in {f"_mp_{n}" for n in self.MEMBER_LISTS} \
+                and isinstance(original_node.args[0].value, cst.Call):
+            # next(self.buffers()) in forward and what it calls (x-transformers' AlibiPositionalBias.device): the
+            # member list below is a list, which next() refuses ("'list' object is not an iterator"): its first item
+            self.ctx.converted_sites += 1
+            return cst.Subscript(value=updated_node.args[0].value,
+                                 slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])
         if isinstance(original_node.func, cst.Attribute) and original_node.func.attr.value in self.FILLS \
                 and self._fills and self._functions[-1:] == ["__init__"] and self._classes \
                 and self._classes[-1] == (True, self._depth - 1) and _self_path(original_node.func.value) \

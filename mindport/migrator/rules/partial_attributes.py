@@ -2,6 +2,7 @@
 docs/converter/partial_attributes.md shows both."""
 from __future__ import annotations
 
+import builtins
 import collections
 
 import libcst as cst
@@ -11,6 +12,7 @@ from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import target_names
 from mindport.migrator.walk import parse_expression, walk
 
+_BUILTINS = frozenset(dir(builtins))
 _PLAIN = (cst.Name, cst.Integer, cst.Float, cst.SimpleString)
 _RUNTIME = "mindport.runtime.graph_safe"
 
@@ -46,7 +48,11 @@ class PartialAttributeTransform(Rule):
     partial) becomes ``mp_graph_safe.partial``: the same meaning in an object a static graph compiles
     (``ms.jit_class``). x-transformers' ``self.attn_fn = partial(softmax_fn, dtype=torch.float32) if not qk_norm
     else softmax_fn`` returned an interpreted object in a graph, and the einsum after it failed ("The tensor should
-    have only one element, but got 0"). A partial only called in ``__init__`` stays functools'.
+    have only one element, but got 0"). So does a partial a model's method other than ``forward`` gives to a call by
+    name (``block(..., downsample)`` in a ``_make_layer``, directly or through a local name), whose Cell keeps it:
+    functools' object on two instances of one Cell class gave "Graph cycle exists" (video-classification-3d-cnn's
+    type-A shortcut). A partial only called in ``__init__``, or given to a builtin (``map``) or a method
+    (``self.apply``), stays functools'.
     """
 
     EXAMPLES = (
@@ -149,6 +155,53 @@ class PartialAttributeTransform(Rule):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if node.name.value in self._module_classes and isinstance(node.body, cst.IndentedBlock):
             self._plan |= self._partials(node)
+            self._graph_partials |= self._handed_on(node) - self._plan
+
+    def _handed_on(self, node: cst.ClassDef) -> set[int]:
+        """The partial calls of a model's methods other than ``forward`` whose object is given to a call by name (a class or
+        a function, not a builtin's or a method's): an argument
+        itself (a branch of a conditional expression or of ``and``/``or`` there) or a local name bound to it so.
+        video-classification-3d-cnn's ``_make_layer`` builds ``downsample = partial(downsample_basic_block, ...)``
+        and gives it to ``block(...)``, whose ``__init__`` keeps it and whose ``forward`` calls it: functools' object
+        on two instances of one Cell broke the graph ("Graph cycle exists" in a BatchNorm3d). A partial of torch's
+        function or of a class (a layer factory) is left to the rules that own those."""
+        is_partial, classes, scope = self._is_partial, self._module_classes, self.scope
+        handed: set[int] = set()
+        for method in node.body.body:
+            if not isinstance(method, cst.FunctionDef) or method.name.value in ("forward", "construct"):
+                continue
+            local: dict[str, list[cst.Call]] = collections.defaultdict(list)
+            given_calls: list[cst.Call] = []
+            given_names: set[str] = set()
+
+            class Method(cst.CSTVisitor):
+                def visit_Assign(self, assign):
+                    for target in assign.targets:
+                        if isinstance(target.target, cst.Name):
+                            local[target.target.value].extend(
+                                leaf for leaf in _value_leaves(assign.value)
+                                if isinstance(leaf, cst.Call) and is_partial(leaf))
+
+                def visit_Call(self, call):
+                    if is_partial(call) or not isinstance(call.func, cst.Name) or call.func.value in _BUILTINS:
+                        return  # a constructor or function called by name (block(...)), not map/self.apply/...
+                    for arg in call.args:
+                        for leaf in _value_leaves(arg.value):
+                            if isinstance(leaf, cst.Call) and is_partial(leaf):
+                                given_calls.append(leaf)
+                            elif isinstance(leaf, cst.Name):
+                                given_names.add(leaf.value)
+
+            walk(method, Method())
+            for name in given_names:
+                given_calls.extend(local.get(name, ()))
+            for call in given_calls:
+                func = call.args[0].value
+                if call.args[0].star or scope.resolve_torch(func) \
+                        or (isinstance(func, cst.Name) and (func.value in classes or func.value[:1].isupper())):
+                    continue  # torch's function or a class: a layer factory, not this rule's
+                handed.add(id(call))
+        return handed
 
     def _partials(self, node: cst.ClassDef) -> set[int]:
         init = next((s for s in node.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
