@@ -586,3 +586,41 @@ def test_a_member_of_a_model_of_another_file_is_read_by_its_class(tmp_path):
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_module_buffers_dict_lists_registered_buffers(tmp_path):
+    """``m._buffers`` read (objsurf30): register_buffer became a non-trainable Parameter, which the Cell's own
+    ``_buffers`` lacks (main read {}: silently no buffers); a write through it stays the Cell's dict."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+                self.register_buffer("mean", torch.full((3,), 0.5))
+                self.register_buffer("step", torch.zeros(1), persistent=False)
+                self.inner = nn.Sequential(nn.ReLU())
+                self.inner.register_buffer("gain", torch.ones(3))
+
+            def forward(self, x):
+                return self.inner(self.fc(x)) * self.inner.gain - self.mean
+
+
+        def run(model):
+            own = model._buffers
+            return sorted(own), [own[k].shape[0] for k in sorted(own)], sorted(model.inner._buffers), \\
+                float(model._buffers["mean"].sum())
+        """)
+    code = _convert(source)
+    assert "named_buffers" in code
+    import torch
+
+    t_mod = load_module(source, tmp_path / "t_buf.py", "t_buf")
+    m_mod = load_module(code, tmp_path / "m_buf.py", "m_buf")
+    want = t_mod.run(t_mod.Net())
+    got = m_mod.run(m_mod.Net())
+    assert want == (["mean", "step"], [3, 1], ["gain"], 1.5)
+    assert got == want

@@ -13,6 +13,11 @@ from mindport.migrator.table import adapter_expr
 from mindport.migrator.walk import find_all, read
 
 _PRIVATE_DICTS = {"_modules": "_cells", "_parameters": "_params"}  # nn.Module's -> nn.Cell's (same items)
+# nn.Module's _buffers read: register_buffer made each persistent buffer a non-trainable Parameter, which the Cell's own
+# _buffers (its non-persistent buffers only) lacks; read as mindport.runtime.containers.named_buffers(m, recurse=False)
+# in a dict. A write through it (m._buffers[k] = v, .update/.pop/...) stays the Cell's _buffers (a MindSpore buffer).
+_BUFFERS = "_buffers"
+_DICT_WRITES = frozenset({"update", "pop", "popitem", "clear", "setdefault", "__setitem__", "__delitem__"})
 
 
 _COMPILED = ("construct", "forward")  # the method GRAPH_MODE compiles (torch's name before the rename)
@@ -623,11 +628,12 @@ class ObjectSurfaceTransform(Rule):
         self._module_node = node
         # ``self._parameters = {}`` in a class of the program's own (fast-transformers' attention Registry): the
         # attribute is the program's, not nn.Module's dict; none of that name is renamed in this file
-        stored = cst.matchers.Attribute(attr=cst.matchers.OneOf(*map(cst.matchers.Name, _PRIVATE_DICTS)))
+        stored = cst.matchers.Attribute(attr=cst.matchers.OneOf(*map(cst.matchers.Name, [*_PRIVATE_DICTS, _BUFFERS])))
         self._own_private = {t.target.attr.value for t in find_all(node, cst.matchers.OneOf(
             cst.matchers.AssignTarget(target=stored), cst.matchers.AnnAssign(target=stored)))}
         self._own_classes = None
         self._evidence_names = None
+        self._buffers_written = _written_buffer_dicts(node)
         # not in MindSpore code (our own output converted again): a file importing mindspore and no torch holds
         # no torch layer to read
         roots = self.ctx.import_roots  # every import of the file, at any depth (a ``try: import torch`` too)
@@ -956,12 +962,49 @@ class ObjectSurfaceTransform(Rule):
         if name in _PRIVATE_DICTS and name not in getattr(self, "_own_private", ()):
             self.ctx.converted_sites += 1
             return updated_node.with_changes(attr=cst.Name(_PRIVATE_DICTS[name]))
+        if name == _BUFFERS and name not in getattr(self, "_own_private", ()) \
+                and id(original_node) not in getattr(self, "_buffers_written", ()):
+            self.ctx.converted_sites += 1
+            listed = cst.Call(func=self.ctx.target_expr("mindport.runtime.containers.named_buffers"),
+                              args=[cst.Arg(updated_node.value),
+                                    cst.Arg(cst.Name("False"), keyword=cst.Name("recurse"))])
+            return cst.Call(func=cst.Name("dict"), args=[cst.Arg(listed)])
         if name == "requires_grad" and not (isinstance(original_node.value, cst.Name)
                                             and original_node.value.value == "self"):
             self.ctx.converted_sites += 1
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.requires_grad"),
                             args=[cst.Arg(updated_node.value)])
         return self._unknown_layer_read(original_node, updated_node) or updated_node
+
+
+def _written_buffer_dicts(module: cst.Module) -> set[int]:
+    """Ids of the ``m._buffers`` attributes written through (``m._buffers[k] = v``, ``del m._buffers[k]``,
+    ``m._buffers.update(...)``): those stay the Cell's own dict."""
+    written: set[int] = set()
+
+    class _Find(cst.CSTVisitor):
+        def _target(self, target: cst.BaseExpression) -> None:
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Attribute) \
+                    and target.value.attr.value == _BUFFERS:
+                written.add(id(target.value))
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            self._target(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            self._target(node.target)
+
+        def visit_Del(self, node: cst.Del) -> None:
+            self._target(node.target)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _DICT_WRITES \
+                    and isinstance(func.value, cst.Attribute) and func.value.attr.value == _BUFFERS:
+                written.add(id(func.value))
+
+    module.visit(_Find())
+    return written
 
 
 def _chain_root(expr: cst.BaseExpression, scope) -> cst.BaseExpression | None:
