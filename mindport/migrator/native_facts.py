@@ -73,6 +73,16 @@ def inplace_switch(entry) -> bool:
 class ClassFacts:
     """The facts of one class (its whole body); ``native_inplace`` and ``native_lists`` hold ids of call nodes."""
 
+    def partial_layer(self, call: cst.Call, file: "FileFacts") -> cst.Call:
+        """``self.fc = LinearNoBias(d, k)`` of a module-level ``LinearNoBias = functools.partial(nn.Linear,
+        bias=False)`` (:func:`_module_partials`): the layer is an ``nn.Linear``; read as a call of that class
+        (``nn.Linear(d, k)``, a node of its own: no rewrite is keyed to it) so a layer's output is known as such
+        (``self.fc(x).softmax(-1)`` is ``ops.softmax``). Any other call is itself."""
+        bound = file.partials.get(call.func.value) if isinstance(call.func, cst.Name) else None
+        if bound is None or self._resolve_any(bound.func) != "functools.partial":
+            return call
+        return cst.Call(func=bound.args[0].value, args=(*call.args, *bound.args[1:]))
+
     def __init__(self, cls: cst.ClassDef, resolve: Resolve, is_inplace: Callable[[cst.Call], bool],
                  file: FileFacts, builds_cell: Callable[[cst.BaseExpression], bool],
                  resolve_any: "Resolve | None" = None) -> None:
@@ -94,7 +104,7 @@ class ClassFacts:
             for stmt in _assignments(method, annotated=True):
                 target = stmt.targets[0].target if len(stmt.targets) == 1 else None
                 if _self_attr(target) and isinstance(stmt.value, cst.Call):
-                    self._layers.setdefault(target.attr.value, []).append(stmt.value)
+                    self._layers.setdefault(target.attr.value, []).append(self.partial_layer(stmt.value, file))
                     if resolve(stmt.value.func) == "torch.nn.ModuleList" \
                             and _plain_list_argument(stmt.value, builds_cell, empty=True):
                         if target.attr.value in file.named:
@@ -1066,6 +1076,8 @@ class FileFacts:
         self.subclassed = frozenset(subclassed)
         self.add_classes = add_classes
         self.bases = bases
+        self.partials = _module_partials(module)
+
 
     def family(self, name: str) -> set[str]:
         """The class ``name`` and every class of the file that derives from it (through the file's classes)."""
@@ -6219,3 +6231,34 @@ class RealFacts:
                 a.keyword is not None and a.keyword.value in ("device", "non_blocking") for a in call.args):
             return self.is_real(func.value, seen)
         return False
+
+
+def _module_partials(module: cst.Module) -> dict[str, cst.Call]:
+    """Names bound once, at the module's top level, to a call ``partial(X, <keywords only>)``
+    (``LinearNoBias = partial(nn.Linear, bias=False)``) and bound nowhere else in the file (no other assignment,
+    parameter, loop or ``as`` target, import, def or class of that name): name -> that call. Whether ``partial`` is
+    ``functools.partial`` and X a layer class is the reader's to resolve (:meth:`ClassFacts.partial_layer`)."""
+    found: dict[str, cst.Call] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):
+            assign = stmt.body[0]
+            value = assign.value
+            if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \
+                    and isinstance(value, cst.Call) and value.args and value.args[0].keyword is None \
+                    and not value.args[0].star and all(a.keyword is not None for a in value.args[1:]):
+                found.setdefault(assign.targets[0].target.value, []).append(value)
+    bound: dict[str, int] = {}
+    for node in all_nodes(module, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.AsName,
+                                   cst.NamedExpr)):
+        target = getattr(node, "target", None) if not isinstance(node, cst.AsName) else node.name
+        for name in all_nodes(target, cst.Name) if target is not None else ():
+            bound[name.value] = bound.get(name.value, 0) + 1
+    for node in all_nodes(module, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias)):
+        name = node.name
+        while isinstance(name, cst.Attribute):
+            name = name.value
+        if isinstance(node, cst.ImportAlias) and node.asname is not None:
+            name = node.asname.name
+        if isinstance(name, cst.Name):
+            bound[name.value] = bound.get(name.value, 0) + 2
+    return {name: calls[0] for name, calls in found.items() if len(calls) == 1 and bound.get(name) == 1}
