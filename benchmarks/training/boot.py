@@ -12,7 +12,9 @@ folder first on ``sys.path`` and as the working directory, exactly as ``python S
 - each optimizer records (torch) or receives (MindSpore) its parameters' initial values when it is built, in the
   order of its parameter list, so both sides start from the same weights (a MindSpore parameter whose layout only
   adds unit axes, as Conv1d's (out, in, 1, k) weight for torch's (out, in, k), receives the same values reshaped;
-  the parameters of one MindSpore RNN/LSTM/GRU layer, listed by kind, are paired in torch's order: see torch_order).
+  the parameters of one MindSpore RNN/LSTM/GRU layer, listed by kind, are paired in torch's order: see torch_order);
+  a lazy layer's (nn.LazyLinear...) parameters, which have no values yet when an optimizer is built before its first
+  input, are recorded/received when that input makes them (``lazyN.npz``, in the order the layers meet an input).
 ``nudge`` (torch only) is ``track`` with each optimizer's initial weights moved by one unit in the last place (up or
 down, seeded): how far a last-bit difference alone carries the script's losses, where training crosses a kink (a
 ReLU whose input is within rounding of zero flips, a max picks another element) and the float64 control happens not
