@@ -12,7 +12,9 @@ folder first on ``sys.path`` and as the working directory, exactly as ``python S
 - each optimizer records (torch) or receives (MindSpore) its parameters' initial values when it is built, in the
   order of its parameter list, so both sides start from the same weights (a MindSpore parameter whose layout only
   adds unit axes, as Conv1d's (out, in, 1, k) weight for torch's (out, in, k), receives the same values reshaped;
-  the parameters of one MindSpore RNN/LSTM/GRU layer, listed by kind, are paired in torch's order: see torch_order).
+  the parameters of one MindSpore RNN/LSTM/GRU layer, listed by kind, are paired in torch's order: see torch_order);
+  a lazy layer's (nn.LazyLinear...) parameters, which have no values yet when an optimizer is built before its first
+  input, are recorded/received when that input makes them (``lazyN.npz``, in the order the layers meet an input).
 ``nudge`` (torch only) is ``track`` with each optimizer's initial weights moved by one unit in the last place (up or
 down, seeded): how far a last-bit difference alone carries the script's losses, where training crosses a kink (a
 ReLU whose input is within rounding of zero flips, a max picks another element) and the float64 control happens not
@@ -156,12 +158,24 @@ def torch_order(params):
     return out
 
 
-def _load_arrays(state, index):
-    path = os.path.join(state, "opt%d.npz" % index)
+# what an optimizer's record holds for a lazy layer's parameter that has no value yet when the optimizer is built
+# (an int8 array of no elements: no parameter is one); its value is recorded when the layer meets its first input
+LAZY = np.zeros((0,), np.int8)
+
+
+def _is_lazy(array):
+    return array.dtype == np.int8 and array.size == 0
+
+
+def _load_npz(path):
     if not os.path.exists(path):
-        raise RuntimeError("track: the torch run built fewer optimizers (%s missing)" % path)
+        raise RuntimeError("track: the torch run recorded fewer weights (%s missing)" % path)
     with np.load(path) as data:
         return [data["arr_%d" % i] for i in range(len(data.files))]
+
+
+def _load_arrays(state, index):
+    return _load_npz(os.path.join(state, "opt%d.npz" % index))
 
 
 def nudged(array, rng):
@@ -245,6 +259,7 @@ def _install_torch(mode, state):
         _stream.standard_normal(tuple(int(s) for s in shape)).astype(np.float32), dtype)
     for module in (_dist_utils, _dist_normal, multivariate_normal, lowrank_multivariate_normal):
         module._standard_normal = shared_standard_normal
+    from torch.nn.parameter import UninitializedParameter
     original_init = torch.optim.Optimizer.__init__
     count = [0]
 
@@ -254,15 +269,38 @@ def _install_torch(mode, state):
         if mode == "control":  # the float32 run's initial weights, in float64
             with torch.no_grad():
                 for p, a in zip(params, _load_arrays(state, count[0])):
-                    p.copy_(torch.from_numpy(a).to(p.dtype))
+                    if not _is_lazy(a):
+                        p.copy_(torch.from_numpy(a).to(p.dtype))
         elif mode == "nudge":  # the float32 run's initial weights, each one ulp away (a seeded direction)
             with torch.no_grad():
                 for p, a in zip(params, _load_arrays(state, count[0])):
-                    p.copy_(torch.from_numpy(nudged(a, _nudges)).to(p.dtype))
+                    if not _is_lazy(a):
+                        p.copy_(torch.from_numpy(nudged(a, _nudges)).to(p.dtype))
         else:
-            np.savez(os.path.join(state, "opt%d.npz" % count[0]), *[p.detach().cpu().numpy() for p in params])
+            np.savez(os.path.join(state, "opt%d.npz" % count[0]), *[
+                LAZY if isinstance(p, UninitializedParameter) else p.detach().cpu().numpy() for p in params])
         count[0] += 1
     torch.optim.Optimizer.__init__ = init
+    # a lazy layer (nn.LazyLinear...) built before its optimizer has no weights then: they are recorded (or given)
+    # when its first input makes them, one file per layer in the order the layers meet their first input
+    from torch.nn.modules.lazy import LazyModuleMixin
+    original_infer = LazyModuleMixin._infer_parameters
+    lazy_count = [0]
+
+    def infer(self, module, args, kwargs=None):
+        out = original_infer(self, module, args, kwargs)
+        params = list(module.parameters(recurse=False))
+        path = os.path.join(state, "lazy%d.npz" % lazy_count[0])
+        lazy_count[0] += 1
+        if mode in ("control", "nudge"):
+            with torch.no_grad():
+                for p, a in zip(params, _load_npz(path)):
+                    a = nudged(a, _nudges) if mode == "nudge" else a
+                    p.copy_(torch.from_numpy(a).to(p.dtype))
+        else:
+            np.savez(path, *[p.detach().cpu().numpy() for p in params])
+        return out
+    LazyModuleMixin._infer_parameters = infer
 
 
 def _float64_torch(torch):
@@ -399,6 +437,8 @@ def _install_mindspore(mode, state):
             raise RuntimeError("track: optimizer %d has %d parameters in torch, %d in MindSpore"
                                % (count[0] - 1, len(arrays), len(params)))
         for p, a in zip(torch_order(params), arrays):
+            if _is_lazy(a):  # given when the lazy layer meets its first input (below)
+                continue
             fitted = fit_layout(a, p.shape)
             if fitted is None:
                 raise RuntimeError("track: parameter %s is %s in MindSpore, %s in torch" % (p.name, tuple(p.shape), a.shape))
@@ -412,6 +452,24 @@ def _install_mindspore(mode, state):
             load(flat_params(self))
         cls.__init__ = init
 
+    from mindport.runtime import layers as mp_layers
+    original_materialize = mp_layers._LazyLayer.materialize
+    lazy_count = [0]
+
+    def materialize(self, size):
+        original_materialize(self, size)
+        arrays = _load_npz(os.path.join(state, "lazy%d.npz" % lazy_count[0]))
+        lazy_count[0] += 1
+        params = [p for _, p in self.parameters_and_names()]
+        if len(arrays) != len(params):
+            raise RuntimeError("track: lazy layer %d has %d parameters in torch, %d in MindSpore"
+                               % (lazy_count[0] - 1, len(arrays), len(params)))
+        for p, a in zip(params, arrays):
+            fitted = fit_layout(a, p.shape)
+            if fitted is None:
+                raise RuntimeError("track: parameter %s is %s in MindSpore, %s in torch" % (p.name, tuple(p.shape), a.shape))
+            p.set_data(ms.Tensor(fitted, dtype=p.dtype))
+    mp_layers._LazyLayer.materialize = materialize
     from mindspore.experimental import optim as exp_optim
     wrap(exp_optim.Optimizer, lambda self: [p for g in self.param_groups for p in g["params"]])
     wrap(ms.nn.Optimizer, lambda self: list(self.parameters))
