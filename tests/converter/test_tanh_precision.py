@@ -51,7 +51,10 @@ def test_the_runtime_tanh_is_within_float_rounding_of_float64():
 def test_tanh_of_large_pre_activations_matches_torch_at_tight_tolerance(tmp_path, mode):
     code = convert_source(SOURCE).code
     x = (np.random.default_rng(0).standard_normal((64, 4)) * 2).astype(np.float32)
-    assert_port_matches_in_mode(SOURCE, code, "Actor", [x], tmp_path, "tanh", mode, rtol=1e-5, atol=1e-6)
+    # atol 2e-5: the outputs are tanh of a Linear's output times 6 (and times 16): the Linear's float32 rounding,
+    # which differs by CPU (an AMD EPYC host: 6.7e-6 apart at a value of 0.23, tanh itself exact), is amplified ~96x
+    # there; the kernel error this guards is 1e-4 per tanh (1.6e-3 after the 16x), far above
+    assert_port_matches_in_mode(SOURCE, code, "Actor", [x], tmp_path, "tanh", mode, rtol=1e-5, atol=2e-5)
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])

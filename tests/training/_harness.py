@@ -64,3 +64,34 @@ def assert_losses_match(t_losses, m_losses, n: int = 20, rtol: float = 1e-4) -> 
     rel = np.abs(t - m) / np.maximum(np.abs(t), 1e-12)
     assert rel.max() <= rtol, f"max relative loss difference {rel.max():.3g}\ntorch {t}\nms    {m}"
     return float(rel.max())
+
+
+def beyond_noise(torch32: dict[str, list[float]], got: dict[str, list[float]], control, rtol: float = 1e-4,
+                 floor: float = 1e-12) -> list[str]:
+    """The curves of ``got`` (MindSpore's values per curve) that do not track ``torch32`` (torch's, same data and
+    initial weights): a value beyond ``rtol`` (relative to ``max(|torch|, floor)``) is still tracking when it is
+    within the float32 noise of its curve (mindport.validators.parity.noise.within_noise: ten times torch's own
+    float32-to-float64 distance so far), the project's definition of "tracks" (benchmarks/training/README.md).
+    ``control()`` runs torch's float64 control (boot.py ``control``) and returns its values per curve; it runs only
+    when a value misses ``rtol``. Measured: on an AMD EPYC machine a BatchNorm1d + Adam evaluation loss was 1.04e-4
+    from torch's and a dropout CNN's fifth loss 1.46e-4, each within its noise; the defects these tests guard were
+    1e-2 and more apart. Returns one line per failing curve (empty: every curve tracks)."""
+    from mindport.validators.parity.noise import within_noise
+
+    missed = {}
+    for key, tv in torch32.items():
+        a, b = np.asarray(tv, dtype=np.float64), np.asarray(got[key], dtype=np.float64)
+        assert a.shape == b.shape, (key, tv, got[key])
+        rel = np.abs(a - b) / np.maximum(np.abs(a), floor)
+        if rel.max() > rtol:
+            missed[key] = (rel.max(), a, b)
+    if not missed:
+        return []
+    torch64 = control()
+    bad = []
+    for key, (worst, a, b) in missed.items():
+        if key in torch64 and len(torch64[key]) == len(a) and all(within_noise(list(a), torch64[key], list(b))):
+            continue
+        bad.append(f"{key}: {worst:.3g}\n  torch   {a.tolist()}\n  ms      {b.tolist()}\n"
+                   f"  float64 {torch64.get(key)}")
+    return bad

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _harness import child_env
+from _harness import beyond_noise, child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOT = ROOT / "benchmarks" / "training" / "boot.py"
@@ -26,17 +26,21 @@ def _convert(source: str) -> str:
 
 def _tracked_losses(tmp_path: Path, source: str, prefix: str = "loss ") -> dict[str, list[float]]:
     """The script and its conversion run under boot.py's track mode (same data, same initial weights): the losses
-    each printed."""
-    env = child_env()
+    each printed (``control``: torch's float64 control of the same run, when a test asks for it)."""
     out = {}
     for side, text in (("torch", source), ("mindspore", _convert(source))):
-        script = tmp_path / f"{side}_side.py"  # not torch.py: the script's folder is on sys.path
-        script.write_text(text)
-        p = subprocess.run([sys.executable, str(BOOT), side, "track", str(tmp_path), str(script)],
-                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
-        assert p.returncode == 0, p.stderr[-3000:]
-        out[side] = [float(line.split()[-1]) for line in p.stdout.splitlines() if line.startswith(prefix)]
+        out[side] = _boot(tmp_path, side, "track", text, prefix)
+    out["control"] = lambda: {"loss": _boot(tmp_path, "torch", "control", source, prefix)}
     return out
+
+
+def _boot(tmp_path: Path, side: str, mode: str, text: str, prefix: str) -> list[float]:
+    script = tmp_path / f"{side}_side.py"  # not torch.py: the script's folder is on sys.path
+    script.write_text(text)
+    p = subprocess.run([sys.executable, str(BOOT), side, mode, str(tmp_path), str(script)],
+                       capture_output=True, text=True, cwd=tmp_path, env=child_env(), timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return [float(line.split()[-1]) for line in p.stdout.splitlines() if line.startswith(prefix)]
 
 
 # The corpus harness: a deterministic entry whose model drops units in training (amolduse/dsconv_onecycle's conv
@@ -101,7 +105,9 @@ def test_the_tracker_shares_dropout_masks_and_rsample_noise_between_the_sides(tm
     an evaluation loss: every loss within 1e-4 of torch's (on main: all five apart, up to 8.6e-2)."""
     losses = _tracked_losses(tmp_path, DROPOUT)
     assert len(losses["torch"]) == len(losses["mindspore"]) == 5, losses
-    np.testing.assert_allclose(losses["mindspore"], losses["torch"], rtol=1e-4)
+    # within 1e-4, or within the float32 noise of torch's float64 control (after four Adam steps through BatchNorm
+    # the evaluation loss was 1.46e-4 apart on an AMD EPYC machine; main's unshared masks were 8.6e-2 apart)
+    assert not beyond_noise({"loss": losses["torch"]}, {"loss": losses["mindspore"]}, losses["control"])
 
 
 # jamesborg46/vae (fresh29): the model's forward stores its loss on itself (``self.kl = ...; self.loss = ...``) and
