@@ -6,7 +6,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.syntax import module_level, own_bindings, target_names
+from mindport.migrator.syntax import function_bindings, module_level, own_bindings
 from mindport.names import CELL_NAMES, cell_attribute_name
 from mindport.migrator.walk import find_all, parse_statement, walk
 
@@ -286,19 +286,7 @@ class ModuleClassTransform(Rule):
         init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
         if init is None or not isinstance(init.body, cst.IndentedBlock):
             return cls
-        params = init.params
-        bound = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
-        bound |= {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
-
-        class Bound(cst.CSTVisitor):
-            def visit_For(self, loop):
-                bound.update(target_names(loop.target))
-
-            def visit_AssignTarget(self, target):
-                bound.update(target_names(target.target))
-
-        walk(init, Bound())
-        bound.discard("self")
+        bound = function_bindings(init) - {"self"}
         for i, stmt in enumerate(init.body.body):
             if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
                     and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1):
@@ -309,8 +297,7 @@ class ModuleClassTransform(Rule):
                     and isinstance(value, cst.Lambda)):
                 continue
             lp = value.params
-            own = {p.name.value for p in (*lp.posonly_params, *lp.params, *lp.kwonly_params)}
-            own |= {p.name.value for p in (lp.star_arg, lp.star_kwarg) if isinstance(p, cst.Param)}
+            own = function_bindings(value)
             read: set[str] = set()
 
             class Reads(cst.CSTVisitor):
