@@ -2,21 +2,15 @@
 with mindport.transfer_weights, run the same input through both and compare."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import numpy as np
 
 from mindport import transfer_weights
+from tests.source_module import load_file
 
 
 def load_module(code, path, name):
     path.write_text(code)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # GRAPH_MODE's parser imports the module of a Cell by name
-    spec.loader.exec_module(module)
-    return module
+    return load_file(path, name)
 
 
 def assert_port_matches(source, code, cls, shape, tmp_path, name, atol, rtol=1e-5, args=()):

@@ -12,8 +12,6 @@ gradient).
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
 
 import numpy as np
@@ -22,6 +20,7 @@ import pytest
 from mindport import convert_source, transfer_weights
 from mindport.migrator.rules.object_surface import ObjectSurfaceTransform
 from tests.runtime.test_unbatched_inputs import _train_two_steps_graph, _train_two_steps_torch, assert_steps_match
+from tests.source_module import load_file
 
 ROWS = {
     "Linear.forward, weight_norm": ("weight_norm", "", (2, 4), """
@@ -103,14 +102,6 @@ ROWS = {
 HEAD = "import torch\nfrom torch import nn\nfrom torch.nn.utils import spectral_norm, weight_norm\n\n\n"
 
 
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # GRAPH_MODE resolves a class's globals by its module's name
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("row", list(ROWS))
 def test_base_construct_trains_like_torch_in_graph_mode(row, tmp_path):
     import torch
@@ -123,7 +114,7 @@ def test_base_construct_trains_like_torch_in_graph_mode(row, tmp_path):
     tag = f"base_construct_{abs(hash(row))}"
     (tmp_path / f"t_{tag}.py").write_text(source)
     (tmp_path / f"m_{tag}.py").write_text(result.code)
-    t_mod, m_mod = _load(tmp_path / f"t_{tag}.py", f"t_{tag}"), _load(tmp_path / f"m_{tag}.py", f"m_{tag}")
+    t_mod, m_mod = load_file(tmp_path / f"t_{tag}.py", f"t_{tag}"), load_file(tmp_path / f"m_{tag}.py", f"m_{tag}")
     torch.manual_seed(0)
     t_layer = t_mod.build()
     m_layer = m_mod.build()

@@ -2,7 +2,6 @@
 running the MindSpore output against torch."""
 from __future__ import annotations
 
-import importlib.util
 import sys
 import textwrap
 
@@ -10,19 +9,8 @@ import numpy as np
 import pytest
 
 from mindport import convert_source
+from tests.source_module import load_source
 
-
-def _load(code: str, tmp_path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(code, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(f"_conv_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-# ------------------------------------------------------------------------------------------ autograd.Function
 
 AUTOGRAD_SRC = textwrap.dedent('''\
     import torch
@@ -87,7 +75,7 @@ def test_autograd_function_gradients_match_torch(tmp_path):
     import mindspore as ms
     import torch
 
-    module = _load(convert_source(AUTOGRAD_SRC).code, tmp_path, "autograd_fn")
+    module = load_source(convert_source(AUTOGRAD_SRC).code, tmp_path, "autograd_fn")
     torch_ns: dict = {}
     exec(compile(AUTOGRAD_SRC, "torch_autograd_src", "exec"), torch_ns)  # the original, on torch
     rng = np.random.default_rng(0)
@@ -142,7 +130,7 @@ def test_einops_calls_and_layers_run_on_mindspore(tmp_path):
     assert "class Rearrange1(nn.Cell)" in result.code and "class Reduce1(nn.Cell)" in result.code
     assert "einops import" not in result.code and "mindport" not in result.code
     assert "rearrange(" not in result.code and "repeat(" not in result.code and "reduce(" not in result.code
-    ms_mod = _load(result.code, tmp_path, "einops_ms")
+    ms_mod = load_source(result.code, tmp_path, "einops_ms")
     torch_ns: dict = {}
     exec(compile(EINOPS_SRC, "einops_torch", "exec"), torch_ns)
     tnet = torch_ns["PatchNet"]().eval()
@@ -308,7 +296,7 @@ def test_module_containers_and_methods(tmp_path):
     assert "for _p in self.frozen.get_parameters():\n            _p.requires_grad = False" in code
     assert "self.cells_and_names()" in code and "self.name_cells().items()" in code and "self.cells()" in code
     assert "XavierUniform(gain=1.0)" in code
-    module = _load(code, tmp_path, "containers_ms")
+    module = load_source(code, tmp_path, "containers_ms")
     net = module.Net()
     names = {n for n, _ in net.parameters_and_names()}
     assert {"scales.0", "scales.1", "extra.shift", "bias", "blocks.0.weight", "frozen.weight"} <= names

@@ -6,9 +6,7 @@ with the original's, and its converted parts run on MindSpore."""
 from __future__ import annotations
 
 import ast
-import importlib.util
 import io
-import sys
 import textwrap
 import tokenize
 
@@ -17,6 +15,7 @@ import numpy as np
 import torch
 
 from mindport import convert_source
+from tests.source_module import load_source
 
 CORPUS = textwrap.dedent('''\
     import torch
@@ -105,16 +104,6 @@ def _flagged_statements(code: str) -> list[tuple[ast.stmt, list[ast.AST]]]:
     return out
 
 
-def _load(code: str, tmp_path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(code, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(f"_keep_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _same(a, b) -> None:
     if isinstance(a, (tuple, list, torch.Size)):
         assert type(a) is type(b) and len(a) == len(b)
@@ -144,7 +133,7 @@ def test_flagged_statements_keep_their_torch_meaning_and_run_under_torch(tmp_pat
     for stmt, parts in flagged:
         names = {n.id for p in parts for n in ast.walk(p) if isinstance(n, ast.Name)}
         assert not names & ms_names, f"half-converted: {ast.unparse(stmt).splitlines()[0]}"
-    original, converted = _load(CORPUS, tmp_path, "torch_corpus"), _load(code, tmp_path, "ms_corpus")
+    original, converted = load_source(CORPUS, tmp_path, "torch_corpus"), load_source(code, tmp_path, "ms_corpus")
     assert converted.SCALE == original.SCALE == 2.0  # a module-level flagged line ran at import
     for name, make_args in FLAGGED_CALLS.items():
         _same(getattr(original, name)(*make_args()), getattr(converted, name)(*make_args()))

@@ -17,8 +17,6 @@ unbatched input) keeps the runtime's helper. The slice: one module that meets ev
 over the trials corpus is benchmarks/runtime_share.py --facts)."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
 
 import numpy as np
@@ -26,6 +24,7 @@ import numpy as np
 from mindport import convert_source
 from mindport.observed import load, record
 from port_check import assert_port_matches_in_mode
+from tests.source_module import load_file
 
 SOURCE = textwrap.dedent("""\
     import torch
@@ -81,14 +80,6 @@ MASKED = textwrap.dedent("""\
     """)
 
 
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _inputs():
     rng = np.random.default_rng(0)
     return [rng.standard_normal((2, 3, 5, 5)).astype(np.float32), rng.standard_normal((2, 6)).astype(np.float32)]
@@ -100,8 +91,8 @@ def test_observed_decisions_are_native_and_the_rest_keep_the_helpers(tmp_path):
     (tmp_path / "net.py").write_text(SOURCE)
     (tmp_path / "open_net.py").write_text(OPEN)
     (tmp_path / "masked.py").write_text(MASKED)
-    net, open_net = _load(tmp_path / "net.py", "decided_net"), _load(tmp_path / "open_net.py", "decided_open")
-    masked = _load(tmp_path / "masked.py", "decided_masked")
+    net, open_net = load_file(tmp_path / "net.py", "decided_net"), load_file(tmp_path / "open_net.py", "decided_open")
+    masked = load_file(tmp_path / "masked.py", "decided_masked")
     x, scores = (torch.from_numpy(a) for a in _inputs())
     with record(tmp_path) as facts, torch.no_grad():
         net.Net()(x, scores)
@@ -163,7 +154,7 @@ def _recorded_alone(tmp_path, source):
 
     (tmp_path / "reached" / "net.py").parent.mkdir(exist_ok=True)
     (tmp_path / "reached" / "net.py").write_text(source)
-    module = _load(tmp_path / "reached" / "net.py", "decided_reached")
+    module = load_file(tmp_path / "reached" / "net.py", "decided_reached")
     x, scores = (torch.from_numpy(a) for a in _inputs())
     with record(tmp_path / "reached") as facts, torch.no_grad():
         module.Net()(x, scores)

@@ -4,8 +4,6 @@ through the same entry when the call happens. Checked on the converted text and 
 from __future__ import annotations
 
 import functools
-import importlib.util
-import sys
 import textwrap
 
 import mindspore as ms
@@ -16,6 +14,7 @@ import torch
 from mindport import convert_source
 from mindport.migrator.weights import transfer_weights
 from mindport.runtime import adapt
+from tests.source_module import load_source
 
 MODEL = textwrap.dedent('''\
     from functools import partial
@@ -63,16 +62,6 @@ MODEL = textwrap.dedent('''\
 ''')
 
 
-def _load(code: str, tmp_path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(code, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(f"_adapt_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_run_time_arguments_convert_and_match_torch(tmp_path):
     result = convert_source(MODEL)
     assert result.diagnostics == []
@@ -84,7 +73,7 @@ def test_run_time_arguments_convert_and_match_torch(tmp_path):
     assert 'partial(torch_cat, dim=1)' in code  # bound by name: a definition of the file (native26)
     assert '.reshape(*shape)' in code  # a method whose signature takes *shape binds statically
     assert "import torch" not in code
-    t_mod, m_mod = _load(MODEL, tmp_path, "torch_block"), _load(code, tmp_path, "ms_block")
+    t_mod, m_mod = load_source(MODEL, tmp_path, "torch_block"), load_source(code, tmp_path, "ms_block")
     for act in ("gelu", "relu", "silu"):
         torch.manual_seed(0)
         t_net, m_net = t_mod.Block(4, act_layer=act), m_mod.Block(4, act_layer=act)
@@ -266,7 +255,7 @@ def test_a_function_adapter_compiles_in_graph_mode(tmp_path, monkeypatch, activa
     # the functions a helper returns are known: MindSpore's own, bound statically (native12b's function values); the
     # adapter's own graph form is checked below (test_a_function_adapter_in_a_graph_says_what_it_cannot_map)
     assert "ops.relu" in code and "mp_adapt.api" not in code, code
-    t_mod, m_mod = _load(ACTIVATION_VALUE, tmp_path, "torch_ffn"), _load(code, tmp_path, f"ms_ffn_{activation}")
+    t_mod, m_mod = load_source(ACTIVATION_VALUE, tmp_path, "torch_ffn"), load_source(code, tmp_path, f"ms_ffn_{activation}")
     t_net, m_net = t_mod.FeedForward(8, activation), m_mod.FeedForward(8, activation)
     transfer_weights(t_net.state_dict(), m_net)
     x = np.random.default_rng(2).standard_normal((3, 8)).astype(np.float32)
@@ -346,7 +335,7 @@ def test_a_function_adapter_with_torch_arguments_compiles_in_graph_mode(tmp_path
     code = convert_source(FUNCTION_VALUES).code
     assert 'mp_adapt.api("torch.nn.functional.conv2d")' in code, code
     torch.manual_seed(0)
-    t_mod, m_mod = _load(FUNCTION_VALUES, tmp_path, "torch_pdc"), _load(code, tmp_path, f"ms_pdc_{op_type}")
+    t_mod, m_mod = load_source(FUNCTION_VALUES, tmp_path, "torch_pdc"), load_source(code, tmp_path, f"ms_pdc_{op_type}")
     t_net, m_net = t_mod.PixelDiff(op_type), m_mod.PixelDiff(op_type)
     transfer_weights(t_net.state_dict(), m_net)
     x = np.random.default_rng(3).standard_normal((2, 3, 6, 6)).astype(np.float32)

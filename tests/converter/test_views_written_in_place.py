@@ -21,12 +21,12 @@ single memory location") is not counted. ``python tests/converter/test_views_wri
 from __future__ import annotations
 
 import collections
-import importlib.util
 import sys
 import textwrap
 
 import numpy as np
 import pytest
+from tests.source_module import load_source
 
 # (case name, the torch aten operation it covers, the statement(s) binding ``v`` to a view of ``y``, base kind)
 VIEWS = [
@@ -163,16 +163,6 @@ def _source(views=VIEWS):
     return modules
 
 
-def _load(code, name, tmp_path):
-    path = tmp_path / f"{name}.py"
-    path.write_text(code)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _lines(code, name):
     """The source lines of function ``name`` (first, last)."""
     lines = code.splitlines()
@@ -198,11 +188,11 @@ def run_table(tmp_path, views=VIEWS):
     outcome = {}
     for view, (source, cases, kind) in _source(views).items():
         stem = "vw_" + view.replace(".", "_")
-        t_mod = _load(source, stem + "_torch", tmp_path)
+        t_mod = load_source(source, tmp_path, stem + "_torch")
         result = convert_source(source, f"{stem}.py")
         flagged_lines = {d.line for d in result.diagnostics}
         try:
-            m_mod = _load(result.code, stem + "_ms", tmp_path)
+            m_mod = load_source(result.code, tmp_path, stem + "_ms")
         except Exception:  # noqa: BLE001 - the converted module does not even import: loud
             m_mod = None
         for name, (write, read) in cases.items():

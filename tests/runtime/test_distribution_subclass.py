@@ -4,7 +4,6 @@ overridden, super().logits / super().probs read through super()), wraps it in In
 takes the KL of two of them. Before OneHotCategorical had an entry the port kept torch's class (MP104)."""
 from __future__ import annotations
 
-import importlib.util
 import textwrap
 
 import mindspore as ms
@@ -12,6 +11,7 @@ import numpy as np
 import torch
 
 from mindport.migrator import convert_source
+from tests.source_module import load_source
 
 SOURCE = textwrap.dedent("""
     import torch
@@ -58,19 +58,11 @@ SOURCE = textwrap.dedent("""
 """)
 
 
-def _load(code, path, name):
-    path.write_text(code)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_dreamer_one_hot_subclass_converts_and_matches_torch(tmp_path):
     result = convert_source(SOURCE)
     assert "MP104" not in str(result.diagnostics) and "import torch" not in result.code, result.code
-    torch_mod = _load(SOURCE, tmp_path / "dreamer_torch.py", "dreamer_torch")
-    ms_mod = _load(result.code, tmp_path / "dreamer_ms.py", "dreamer_ms")
+    torch_mod = load_source(SOURCE, tmp_path, "dreamer_torch")
+    ms_mod = load_source(result.code, tmp_path, "dreamer_ms")
     rng = np.random.default_rng(3)
     z, y, w = (rng.standard_normal((2, 3, 4)).astype(np.float32) for _ in range(3))
     expected = torch_mod.run(torch.tensor(z), torch.tensor(y))

@@ -16,6 +16,7 @@ import pytest
 
 from mindport import convert_source
 from mindport.mappings.surface import load_writes
+from tests.source_module import load_source
 
 DILATE = """\
     import torch
@@ -43,19 +44,6 @@ DILATE = """\
 """
 
 
-def _load(code, tmp_path, name):
-    import importlib.util
-    import sys
-
-    path = tmp_path / f"{name}.py"
-    path.write_text(code)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_a_bias_free_conv_dilated_after_construction_runs_as_in_torch(tmp_path, mode):
     import mindspore as ms
@@ -67,8 +55,8 @@ def test_a_bias_free_conv_dilated_after_construction_runs_as_in_torch(tmp_path, 
     result = convert_source(source, "dilate.py")
     assert "set_layer_attribute(m, 'stride', (1, 1))" in result.code
     torch.manual_seed(0)
-    t_model = _load(source, tmp_path, f"t_dilate_{mode}").Net().eval()
-    m_model = _load(result.code, tmp_path, f"m_dilate_{mode}").Net()
+    t_model = load_source(source, tmp_path, f"t_dilate_{mode}").Net().eval()
+    m_model = load_source(result.code, tmp_path, f"m_dilate_{mode}").Net()
     m_model.set_train(False)
     transfer_weights(t_model.state_dict(), m_model)
     x = np.random.default_rng(1).standard_normal((2, 4, 9, 9)).astype(np.float32)
@@ -151,9 +139,9 @@ def test_the_settings_check_reads_the_rebuilt_layer(tmp_path):
 
     source = textwrap.dedent(DILATE)
     result = convert_source(source, "dilate.py")
-    t_model = _load(source, tmp_path, "t_dilate_cfg").Net()
+    t_model = load_source(source, tmp_path, "t_dilate_cfg").Net()
     with record_constructor_args():
-        m_model = _load(result.code, tmp_path, "m_dilate_cfg").Net()
+        m_model = load_source(result.code, tmp_path, "m_dilate_cfg").Net()
     assert isinstance(t_model.dw, torch.nn.Conv2d)
     for name in ("pw", "dw"):
         tcfg, mcfg = torch_config(getattr(t_model, name)), ms_config(getattr(m_model, name))

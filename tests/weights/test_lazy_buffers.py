@@ -13,6 +13,7 @@ import pytest
 
 from mindport import convert_source, transfer_weights
 from mindport.errors import MigrationError
+from tests.source_module import load_source
 
 SOURCE = textwrap.dedent("""\
     import torch
@@ -47,34 +48,21 @@ SOURCE = textwrap.dedent("""\
 """)
 
 
-def _load(code, tmp_path, name):
-    import importlib.util
-    import sys
-
-    path = tmp_path / f"{name}.py"
-    path.write_text(code)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_buffers_made_on_the_first_forward_are_transferred(tmp_path):
     import mindspore as ms
     import torch
 
-    torch_net = _load(SOURCE, tmp_path, "lazy_t").Net().eval()
+    torch_net = load_source(SOURCE, tmp_path, "lazy_t").Net().eval()
     x = np.random.default_rng(0).standard_normal((2, 2, 5, 4)).astype(np.float32)
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
     state = torch_net.state_dict()
     assert {"_c", "_h", "_w"} <= state.keys()
-    fresh = _load(SOURCE, tmp_path, "lazy_t2").Net()
+    fresh = load_source(SOURCE, tmp_path, "lazy_t2").Net()
     fresh.load_state_dict(state)  # torch: the model's own override takes its checkpoint
 
     code = convert_source(SOURCE).code
-    ms_net = _load(code, tmp_path, "lazy_m").Net()
+    ms_net = load_source(code, tmp_path, "lazy_m").Net()
     ms_net.set_train(False)
     transfer_weights(state, ms_net)
     assert int(ms_net._h.asnumpy()) == 5 and int(ms_net._w.asnumpy()) == 4
@@ -84,9 +72,9 @@ def test_buffers_made_on_the_first_forward_are_transferred(tmp_path):
 def test_a_key_no_code_of_the_model_sets_stays_an_error(tmp_path):
     import torch
 
-    torch_net = _load(SOURCE, tmp_path, "lazy_t3").Net()
+    torch_net = load_source(SOURCE, tmp_path, "lazy_t3").Net()
     state = dict(torch_net.state_dict())
     state["_scale"] = torch.ones(())  # nothing in the model assigns self._scale
-    ms_net = _load(convert_source(SOURCE).code, tmp_path, "lazy_m3").Net()
+    ms_net = load_source(convert_source(SOURCE).code, tmp_path, "lazy_m3").Net()
     with pytest.raises(MigrationError, match="_scale"):
         transfer_weights(state, ms_net)
