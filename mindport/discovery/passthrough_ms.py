@@ -25,12 +25,27 @@ def converted_call(code: str, namespace: dict) -> tuple:
     """(args, kwargs) of a converted constructor call whose conversion defines names of its own (a torch layer class
     handed as a value, ``norm_layer=nn.BatchNorm2d``, becomes a class the conversion writes, ``TorchBatchNorm2d``):
     ``code`` (those definitions, then ``_mindport_ctor = _mindport_call(...)``) run in a copy of the model module's
-    namespace. Once per code and namespace: the ``*args`` and ``**kwargs`` halves of the call get the same objects."""
+    namespace (a module of its own). Once per code and namespace: the ``*args`` and ``**kwargs`` halves of the call get the same objects.
+    The text is registered with ``linecache`` under a name of its own, as IPython does with a cell: GRAPH_MODE reads
+    the source of every function it compiles (``inspect.getsourcelines``), and a function defined by text without a
+    source (``f=F.relu`` handed to a model is the conversion's ``def torch_relu``) failed to compile ("Mindspore can
+    not compile temporary source code in terminal")."""
     key = (code, id(namespace))
     if key not in _CALLS:
-        scope = dict(namespace)
-        scope["_mindport_call"] = lambda *args, **kwargs: (args, kwargs)
-        exec(compile(code, "<mindport constructor>", "exec"), scope)  # noqa: S102 - our own conversion's text
+        import hashlib
+        import linecache
+
+        import sys
+        import types
+
+        name = f"_mindport_constructor_{hashlib.sha256(code.encode()).hexdigest()[:12]}"
+        filename = f"<{name}>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)
+        module = types.ModuleType(name)
+        module.__dict__.update({k: v for k, v in namespace.items() if not k.startswith("__")})
+        module.__dict__.update(__name__=name, __file__=filename, _mindport_call=lambda *args, **kwargs: (args, kwargs))
+        sys.modules[name] = module  # the graph parser resolves a function's globals through its __module__
+        exec(compile(code, filename, "exec"), module.__dict__)  # noqa: S102 - our own conversion's text
         _CALLS.clear()
-        _CALLS[key] = scope["_mindport_ctor"]
+        _CALLS[key] = module.__dict__["_mindport_ctor"]
     return _CALLS[key]
