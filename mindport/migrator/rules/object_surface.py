@@ -84,6 +84,20 @@ class _BaseConstructCalls(cst.CSTTransformer):
             cst.Arg(cst.Name(self.receiver))]))
 
 
+def _self_member(expr: cst.BaseExpression) -> bool:
+    """``self.weight``, ``self.fc.weight``: an attribute chain from ``self``."""
+    if not isinstance(expr, cst.Attribute):
+        return False
+    while isinstance(expr, cst.Attribute):
+        expr = expr.value
+    return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _without_data(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``p`` of ``p.data``; anything else as it is."""
+    return expr.value if isinstance(expr, cst.Attribute) and expr.attr.value == "data" else expr
+
+
 def _same_tensor(expr: cst.BaseExpression, name: cst.Name) -> bool:
     """``h`` or ``h.data``."""
     if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
@@ -406,6 +420,38 @@ class ObjectSurfaceTransform(Rule):
             """,
             note="An update through .data in forward: the new values, the gradient passed through as torch's is.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Clipped(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Linear(4, 3)
+
+                    def forward(self, x):
+                        self.fc.weight.data.clamp_(-1, 1)
+                        return self.fc(x)
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+                from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import framework as mp_framework
+
+
+                class Clipped(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.fc = nn.Dense(in_channels=4, out_channels=3)
+
+                    def construct(self, x):
+                        mp_framework.set_data(self.fc.weight, mp_inplace.clamp_(ops.stop_gradient(self.fc.weight), min=-1, max=1))
+                        return self.fc(x)
+            """,
+            note="A member updated through .data in forward is written in place (an assign in a graph), as torch's.",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -425,6 +471,7 @@ class ObjectSurfaceTransform(Rule):
         self._written_through: set[int] = set()  # p.data of an item assignment, p.data[...] = v
         self._statement_calls: set[int] = set()  # calls that are a whole statement (x.data.clamp_(0, 1))
         self._data_updates: set[int] = set()  # h.data.<in-place>_(...) statements in forward, written out of place
+        self._member_updates: set[int] = set()  # self.w.data.<in-place>_(...) statements in forward: set_data
         self._kept_data: set[int] = set()  # values stored on an attribute, self.keep = p.data
         self._data_aliases: list[set[str]] = []  # per enclosing function: local names bound to X.data
         self._reached: set[int] = set()  # values read further (x.data.shape, x.data[0], x.data.fill_())
@@ -466,7 +513,12 @@ class ObjectSurfaceTransform(Rule):
         """``h.data.clamp_(0, 1)`` in forward, ``h`` a local name: ``h = mp_inplace.data_update(h,
         mp_inplace.clamp_(ops.stop_gradient(h), ...))``, the update computed on a value that carries no gradient and
         written into ``h`` with the gradient passed through as if unchanged, as torch's update through ``.data``
-        does."""
+        does. A member of the model (a Parameter or a buffer: PixelCNN's masked convolution ``self.weight.data.mul_(
+        self.mask)`` before its ``super().forward(x)``, a max-norm ``self.fc.weight.data.clamp_(-c, c)``) is written
+        in place as ``p.data = v`` is (``mp_framework.set_data``: an ``ops.assign`` in a graph, which later reads of
+        the Parameter follow), with the new value computed on a copy that carries no gradient."""
+        if id(original_node.value) in self._member_updates:
+            return self._member_update(updated_node)
         if id(original_node.value) not in self._data_updates:
             return updated_node
         call = updated_node.value
@@ -484,6 +536,25 @@ class ObjectSurfaceTransform(Rule):
         return cst.Assign(targets=[cst.AssignTarget(target=name)], value=cst.Call(
             func=self.ctx.target_expr("mindport.runtime.inplace.data_update"),
             args=[cst.Arg(name), cst.Arg(update)]))
+
+    def _member_update(self, updated_node: cst.Expr):
+        """``mp_framework.set_data(self.w, <the in-place call on ops.stop_gradient(self.w)>)`` (:meth:`leave_Expr`)."""
+        call = updated_node.value
+        func = call.func
+        if call.args and _self_member(_without_data(call.args[0].value)) and not call.args[0].star \
+                and call.args[0].keyword is None:  # converted already: mp_inplace.mul_(self.weight.data, ...)
+            target = _without_data(call.args[0].value)
+            detached = cst.Call(func=self.ctx.target_expr("mindspore.ops.stop_gradient"), args=[cst.Arg(target)])
+            update = call.with_changes(args=[call.args[0].with_changes(value=detached), *call.args[1:]])
+        elif isinstance(func, cst.Attribute) and _self_member(_without_data(func.value)):  # a method left as written
+            target = _without_data(func.value)
+            detached = cst.Call(func=self.ctx.target_expr("mindspore.ops.stop_gradient"), args=[cst.Arg(target)])
+            update = call.with_changes(func=func.with_changes(value=detached))
+        else:
+            return updated_node
+        self.ctx.converted_sites += 1
+        return updated_node.with_changes(value=cst.Call(
+            func=self.ctx.target_expr("mindport.runtime.framework.set_data"), args=[cst.Arg(target), cst.Arg(update)]))
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         todo = [node.target]  # m.dilation, m.padding = ...: each element of an unpacking target is written too
@@ -534,6 +605,10 @@ class ObjectSurfaceTransform(Rule):
         if through and isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) \
                 and receiver.value.value != "self" and id(node) in self._statement_calls:
             self._data_updates.add(id(node))  # h.data.clamp_(0, 1) as a statement: h = data_update(h, ...)
+            return
+        if through and isinstance(receiver, cst.Attribute) and _self_member(receiver.value) \
+                and id(node) in self._statement_calls:
+            self._member_updates.add(id(node))  # self.weight.data.mul_(self.mask): set_data(self.weight, ...)
             return
         if through:
             self.flag(node, "MP102", f"torch.Tensor.{func.attr.value} through .data in forward: torch updates the "
