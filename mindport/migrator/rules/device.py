@@ -59,7 +59,8 @@ class DeviceTransform(Rule):
     inside forward); ``torch.accelerator``'s queries ask for a GPU or an Ascend device the same way; those of the
     devices MindSpore has no backend for (``torch.xpu``, ``torch.mps``, ``torch.mtia``, ``torch.backends.mps``) are
     False / 0, ``torch.cpu``'s True / 1.
-    ``DataParallel(model)`` is the model itself. A GPU or Ascend device
+    ``DataParallel(model)`` is the model itself, ``nn.parallel.data_parallel(module, inputs, device_ids)`` the call
+    ``module(inputs)`` (a tuple literal of inputs unpacked, ``module_kwargs`` passed on). A GPU or Ascend device
     (``torch.device("cuda:0")``, or a run-time ``"cuda"``) is set only where ``ms.hal.is_available`` finds one, else
     the CPU: torch makes a device object on any machine, and ``ms.set_device("GPU")`` raises where there is none. A tensor's
     ``x.is_cuda`` is whether MindSpore computes on a GPU (``mindport.runtime.tensor.is_cuda(x)``, a constant that
@@ -270,6 +271,34 @@ class DeviceTransform(Rule):
         # (not ms.get_context(...): a graph does not compile it, and the read is often inside forward)
         return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.is_cuda"), args=[cst.Arg(updated_node.value)])
 
+    @staticmethod
+    def _data_parallel_call(node: cst.Call) -> "cst.Call | None":
+        """``nn.parallel.data_parallel(self.main, input, range(self.ngpu))`` (DCGAN's generator and its many
+        descendants): on one device torch calls ``module(*inputs, **module_kwargs)``, a tensor ``inputs`` being one
+        argument; so does the port, the devices dropped. None where the arguments are not written plainly."""
+        names = ["module", "inputs", "device_ids", "output_device", "dim", "module_kwargs"]
+        bound: dict = {}
+        for i, arg in enumerate(node.args):
+            if arg.star:
+                return None
+            key = arg.keyword.value if arg.keyword is not None else (names[i] if i < len(names) else None)
+            if key not in names or key in bound:
+                return None
+            bound[key] = arg.value
+        if "module" not in bound:
+            return None
+        inputs = bound.get("inputs")
+        if inputs is None:
+            args = []
+        elif isinstance(inputs, cst.Tuple):
+            args = [cst.Arg(e.value, star="*" if isinstance(e, cst.StarredElement) else "") for e in inputs.elements]
+        else:
+            args = [cst.Arg(inputs)]
+        kwargs = bound.get("module_kwargs")
+        if kwargs is not None and not (isinstance(kwargs, cst.Name) and kwargs.value == "None"):
+            args.append(cst.Arg(kwargs, star="**"))
+        return cst.Call(func=bound["module"], args=args)
+
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
         qual = self.scope.resolve_torch(original_node.func)
@@ -288,6 +317,11 @@ class DeviceTransform(Rule):
             # (DistributedDataParallel is a mapping entry: the gradient mean across processes must stay)
             self.ctx.converted_sites += 1
             return updated_node.args[0].value
+        if qual == "torch.nn.parallel.data_parallel":
+            called = self._data_parallel_call(updated_node)
+            if called is not None:
+                self.ctx.converted_sites += 1
+                return called
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func.value) is not None \
                 or receiver_kind(original_node.func.value, self.scope) in PROJECT_OBJECT_KINDS:
             return updated_node  # alphabet.to(2), vocab.float(): the project's own class's methods
