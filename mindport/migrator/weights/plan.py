@@ -184,6 +184,12 @@ def plan_transfer(state, cell, name_map: dict[str, str] | None = None) -> tuple[
         else:
             shape, dtype, name = tuple(obj.shape), _ms_np_dtype(obj.dtype), obj.name
         src_shape = tuple(src.shape)
+        if not transform and len(src_shape) == 3 and shape == src_shape[:2] + (1,) + src_shape[2:]:
+            # MindSpore's Conv1d keeps its weight 4-D, (out, in/groups, 1, k): the one layout that puts a size-1 axis
+            # 2 into a 3-D torch tensor. A Conv1d's weight held under a name of the model's own (TrellisNet's
+            # ``self.weight1 = conv1.weight``, then its own weight norm's ``weight1_g``/``weight1_v`` from it) is not
+            # the layer's entry, which reshapes it; it is reshaped the same way.
+            transform = "conv1d_reshape"
         if transform and transform != "weight_norm" and int(np.prod(src_shape)) == int(np.prod(shape)):
             src_shape = shape
         if src_shape != shape:
