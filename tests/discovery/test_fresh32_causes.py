@@ -148,3 +148,46 @@ def test_a_conv1d_weight_held_under_a_name_of_the_models_own_moves_with_its_layo
     with torch.no_grad():
         want = t_model(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(m_model(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+CTX_FUNCTION = textwrap.dedent("""
+    import torch
+    from torch.autograd import Function
+
+
+    class Shift(Function):
+        @staticmethod
+        def forward(ctx, input, stride=2, padding=1):
+            ctx.stride = (stride, stride)
+            ctx.padding = padding
+            return input * ctx.stride[0] + ctx.padding
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.stride[0], None, None
+
+
+    def shifted(x):
+        return Shift.apply(x, 3, 1)
+""")
+
+
+def test_a_context_attribute_in_an_autograd_function_is_no_layer_setting(tmp_path):
+    """yizhou-wang/RODNet's deformable convolutions store ``ctx.stride = _pair(stride)`` in an ``autograd.Function``'s
+    static ``forward(ctx, ...)`` and read ``ctx.stride[1]``: 20 MP104 warnings "`.stride` read in forward on a layer
+    whose class the converter cannot see". A static forward's parameters are the context and tensors, never a layer;
+    the port converts without a remark and matches torch's values and gradient."""
+    from mindport.migrator import convert_source
+    from tests.source_module import load_source
+
+    result = convert_source(CTX_FUNCTION, "shift.py")
+    assert not result.diagnostics, result.diagnostics
+    t_ns = load_source(CTX_FUNCTION, tmp_path, "t_ctx_function")
+    m_ns = load_source(result.code, tmp_path, "m_ctx_function")
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    xt = torch.from_numpy(x).requires_grad_(True)
+    want = t_ns.shifted(xt)
+    want.sum().backward()
+    got, grad = ms.value_and_grad(lambda v: m_ns.shifted(v).sum())(ms.Tensor(x))
+    np.testing.assert_allclose(float(got.asnumpy()), want.sum().item(), rtol=1e-6)
+    np.testing.assert_allclose(grad.asnumpy(), xt.grad.numpy(), rtol=1e-6)

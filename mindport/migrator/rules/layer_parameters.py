@@ -676,7 +676,9 @@ class LayerParameterNameTransform(Rule):
         """A read of a torch member name some mapped MindSpore class keeps under another name or form
         (:func:`_torch_member_names`) on a receiver that may be a layer of a class the converter cannot see: an
         attribute of ``self`` no rule knows (``self.norm.weight``, ``self.norm = norm``) or, in ``forward``, a
-        parameter of the enclosing function no ``isinstance`` narrows; not a call (``x.dim()``)."""
+        parameter of the enclosing function no ``isinstance`` narrows; not a call (``x.dim()``), and not in a static
+        ``forward`` (an ``autograd.Function``'s: ``ctx.stride`` is what the function stored on its context, the
+        deformable convolutions' ``ctx.stride = _pair(stride)``)."""
         if node.attr.value not in (_torch_member_names() if names is None else names) or id(node) in self._called:
             return False
         receiver = node.value
@@ -690,7 +692,11 @@ class LayerParameterNameTransform(Rule):
         if not isinstance(receiver, cst.Name) or receiver.value in ("self", "cls") or not self._function_nodes \
                 or not self._in_forward():
             return False  # outside forward, ObjectSurfaceTransform reads a parameter's member by its class
-        params = self._function_nodes[-1].params
+        function = self._function_nodes[-1]
+        if any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+               for d in function.decorators):
+            return False  # an autograd.Function's static forward(ctx, ...): ctx.stride is the value it stored
+        params = function.params
         return receiver.value in {p.name.value for p in (*params.params, *params.posonly_params,
                                                            *params.kwonly_params)} \
             and not any(getattr(rule, "narrows", None) and rule.narrows(receiver.value) for rule in rules)
