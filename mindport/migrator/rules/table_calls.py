@@ -2949,7 +2949,7 @@ _VARARG_METHODS = {"view", "reshape", "repeat", "expand", "permute", "flip", "ti
 
 def _parameter_with_surplus(receiver: cst.BaseExpression, scope, entry, call: cst.Call) -> bool:
     """A function's parameter (typed a tensor for method calls) called with more positional arguments than the
-    torch.Tensor method of that name takes (no ``*args``): in a script that runs under torch the receiver is not a
+    torch.Tensor method of that name takes (no ``*args``), or fewer than it requires: in a script that runs under torch the receiver is not a
     tensor (the call would raise there) but the program's own object, as ``def view(model, losses):
     model.inverse(Z).detach().numpy()`` with ``model`` a normalizing flow (Jimmy-2016/DLModels_Pytorch NormFlow: the
     call was flagged as Tensor.inverse and the line kept torch's ``.detach()``, AttributeError at first run fresh15)."""
@@ -2962,9 +2962,16 @@ def _parameter_with_surplus(receiver: cst.BaseExpression, scope, entry, call: cs
     positional = [a for a in call.args if a.keyword is None and a.star == ""]
     if len(positional) != len(call.args) and any(a.star for a in call.args):
         return False  # *args at the call: the count is unknown
-    capacity = sum(1 for p in entry.signature if p.kind == "positional") - (1 if entry.signature and
-                                                                            entry.signature[0].name == "self" else 0)
-    return len(positional) > capacity
+    own = entry.signature[1:] if entry.signature and entry.signature[0].name == "self" else entry.signature
+    capacity = sum(1 for p in own if p.kind == "positional")
+    if len(positional) > capacity:
+        return True
+    # too few: numpy's ``im.transpose((1, 2, 0))`` of an image array handed in; torch's transpose(dim0, dim1) needs
+    # both, so under torch the receiver is no tensor either
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    required = [p for p in own if p.kind == "positional" and p.default is None]
+    return len(call.args) == len(positional) + len(keywords) \
+        and len(positional) < len([p for p in required if p.name not in keywords])
 
 
 def _native_reduction(native: tuple, mapped: dict) -> str:
