@@ -2,6 +2,11 @@
 any others accepted (GRAPH_MODE compiles it)."""
 from __future__ import annotations
 
+import hashlib
+import linecache
+import sys
+import types
+
 from mindspore import nn
 
 
@@ -25,19 +30,13 @@ def converted_call(code: str, namespace: dict) -> tuple:
     """(args, kwargs) of a converted constructor call whose conversion defines names of its own (a torch layer class
     handed as a value, ``norm_layer=nn.BatchNorm2d``, becomes a class the conversion writes, ``TorchBatchNorm2d``):
     ``code`` (those definitions, then ``_mindport_ctor = _mindport_call(...)``) run in a copy of the model module's
-    namespace (a module of its own). Once per code and namespace: the ``*args`` and ``**kwargs`` halves of the call get the same objects.
-    The text is registered with ``linecache`` under a name of its own, as IPython does with a cell: GRAPH_MODE reads
+    namespace (a module of its own). Once per code and namespace: the ``*args`` and ``**kwargs`` halves of the call
+    get the same objects. The text is registered with ``linecache`` under a name of its own, as IPython does with a cell: GRAPH_MODE reads
     the source of every function it compiles (``inspect.getsourcelines``), and a function defined by text without a
     source (``f=F.relu`` handed to a model is the conversion's ``def torch_relu``) failed to compile ("Mindspore can
     not compile temporary source code in terminal")."""
     key = (code, id(namespace))
     if key not in _CALLS:
-        import hashlib
-        import linecache
-
-        import sys
-        import types
-
         name = f"_mindport_constructor_{hashlib.sha256(code.encode()).hexdigest()[:12]}"
         filename = f"<{name}>"
         linecache.cache[filename] = (len(code), None, code.splitlines(keepends=True), filename)

@@ -255,7 +255,7 @@ class ScopeBuilder(cst.CSTVisitor):
         for i, p in enumerate((*params.posonly_params, *params.params, *params.kwonly_params)):
             self.current.names[p.name.value] = None
             # a method's first parameter (self/cls) is the object, not a tensor: self.norm(x) is a layer call
-            self.current.kinds[p.name.value] = "object" if in_class and i == 0 and not _is_static(node) else \
+            self.current.kinds[p.name.value] = "object" if in_class and i == 0 and not is_static(node) else \
                 self._annotated_kind(p.annotation)
             self.current.line_kinds[p.name.value] = self.current.kinds[p.name.value]
         for p in (params.star_arg, params.star_kwarg):
@@ -798,7 +798,8 @@ def _foreign_call_attribute(expr: cst.Attribute, scope: Scope) -> bool:
     return isinstance(base, cst.Call) and value_kind(base, scope) == "foreign"
 
 
-def _is_static(node: cst.FunctionDef) -> bool:
+def is_static(node: cst.FunctionDef) -> bool:
+    """A ``@staticmethod``."""
     return any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in node.decorators)
 
 

@@ -8,6 +8,7 @@ import libcst as cst
 
 from mindport.mappings.surface import attribute_paths, load_shadowed, load_surface, load_writes
 from mindport.migrator.native_facts import list_locals
+from mindport.migrator.scopes import is_static
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.walk import read
 
@@ -693,8 +694,7 @@ class LayerParameterNameTransform(Rule):
                 or not self._in_forward():
             return False  # outside forward, ObjectSurfaceTransform reads a parameter's member by its class
         function = self._function_nodes[-1]
-        if any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
-               for d in function.decorators):
+        if is_static(function):
             return False  # an autograd.Function's static forward(ctx, ...): ctx.stride is the value it stored
         params = function.params
         return receiver.value in {p.name.value for p in (*params.params, *params.posonly_params,

@@ -85,7 +85,8 @@ class _BaseConstructCalls(cst.CSTTransformer):
 
 
 def _self_member(expr: cst.BaseExpression) -> bool:
-    """``self.weight``, ``self.fc.weight``: an attribute chain from ``self``."""
+    """``self.weight``, ``self.fc.weight`` (or its ``.data``): an attribute chain from ``self``."""
+    expr = _without_data(expr)
     if not isinstance(expr, cst.Attribute):
         return False
     while isinstance(expr, cst.Attribute):
@@ -100,8 +101,7 @@ def _without_data(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def _same_tensor(expr: cst.BaseExpression, name: cst.Name) -> bool:
     """``h`` or ``h.data``."""
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
-        expr = expr.value
+    expr = _without_data(expr)
     return isinstance(expr, cst.Name) and expr.value == name.value
 
 
@@ -518,43 +518,42 @@ class ObjectSurfaceTransform(Rule):
         in place as ``p.data = v`` is (``mp_framework.set_data``: an ``ops.assign`` in a graph, which later reads of
         the Parameter follow), with the new value computed on a copy that carries no gradient."""
         if id(original_node.value) in self._member_updates:
-            return self._member_update(updated_node)
+            found = self._detached_update(updated_node.value, _self_member)
+            if found is None:
+                return updated_node
+            target, update = found
+            return updated_node.with_changes(value=cst.Call(
+                func=self.ctx.target_expr("mindport.runtime.framework.set_data"),
+                args=[cst.Arg(target), cst.Arg(update)]))
         if id(original_node.value) not in self._data_updates:
             return updated_node
-        call = updated_node.value
         name = original_node.value.func.value.value  # h of h.data.method_
-        detached = cst.Call(func=self.ctx.target_expr("mindspore.ops.stop_gradient"), args=[cst.Arg(name)])
-        func = call.func
-        if call.args and isinstance(call.args[0].value, (cst.Name, cst.Attribute)) \
-                and _same_tensor(call.args[0].value, name):  # converted already: mp_inplace.clamp_(h, ...)
-            update = call.with_changes(args=[call.args[0].with_changes(value=detached), *call.args[1:]])
-        elif isinstance(func, cst.Attribute) and _same_tensor(func.value, name):  # a method left as written
-            update = call.with_changes(func=func.with_changes(value=detached))
-        else:
+        found = self._detached_update(updated_node.value, lambda e: _same_tensor(e, name))
+        if found is None:
             return updated_node
-        self.ctx.converted_sites += 1
         return cst.Assign(targets=[cst.AssignTarget(target=name)], value=cst.Call(
             func=self.ctx.target_expr("mindport.runtime.inplace.data_update"),
-            args=[cst.Arg(name), cst.Arg(update)]))
+            args=[cst.Arg(name), cst.Arg(found[1])]))
 
-    def _member_update(self, updated_node: cst.Expr):
-        """``mp_framework.set_data(self.w, <the in-place call on ops.stop_gradient(self.w)>)`` (:meth:`leave_Expr`)."""
-        call = updated_node.value
-        func = call.func
-        if call.args and _self_member(_without_data(call.args[0].value)) and not call.args[0].star \
-                and call.args[0].keyword is None:  # converted already: mp_inplace.mul_(self.weight.data, ...)
-            target = _without_data(call.args[0].value)
-            detached = cst.Call(func=self.ctx.target_expr("mindspore.ops.stop_gradient"), args=[cst.Arg(target)])
-            update = call.with_changes(args=[call.args[0].with_changes(value=detached), *call.args[1:]])
-        elif isinstance(func, cst.Attribute) and _self_member(_without_data(func.value)):  # a method left as written
-            target = _without_data(func.value)
-            detached = cst.Call(func=self.ctx.target_expr("mindspore.ops.stop_gradient"), args=[cst.Arg(target)])
-            update = call.with_changes(func=func.with_changes(value=detached))
+    def _detached_update(self, call: cst.Call, is_updated) -> "tuple[cst.BaseExpression, cst.Call] | None":
+        """(the updated tensor, the in-place ``call`` computed on ``ops.stop_gradient`` of it) for :meth:`leave_Expr`:
+        the tensor is the call's first argument once converted (``mp_inplace.clamp_(h, ...)``), else the receiver of
+        the method left as written; ``is_updated`` tells it (``h`` or ``h.data``, ``self.w`` or ``self.w.data``)."""
+        first = call.args[0].value if call.args else None
+        if isinstance(first, (cst.Name, cst.Attribute)) and is_updated(first):  # converted already
+            target = _without_data(first)
+            update = call.with_changes(args=[call.args[0].with_changes(value=self._stop_gradient(target)),
+                                             *call.args[1:]])
+        elif isinstance(call.func, cst.Attribute) and is_updated(call.func.value):  # a method left as written
+            target = _without_data(call.func.value)
+            update = call.with_changes(func=call.func.with_changes(value=self._stop_gradient(target)))
         else:
-            return updated_node
+            return None
         self.ctx.converted_sites += 1
-        return updated_node.with_changes(value=cst.Call(
-            func=self.ctx.target_expr("mindport.runtime.framework.set_data"), args=[cst.Arg(target), cst.Arg(update)]))
+        return target, update
+
+    def _stop_gradient(self, value: cst.BaseExpression) -> cst.Call:
+        return cst.Call(func=self.ctx.target_expr("mindspore.ops.stop_gradient"), args=[cst.Arg(value)])
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         todo = [node.target]  # m.dilation, m.padding = ...: each element of an unpacking target is written too

@@ -1732,7 +1732,7 @@ class TableCallTransform(Rule):
             return updated_node.with_changes(func=adapter_expr(self.ctx, entry.torch),
                                              args=fix_commas([cst.Arg(value=receiver), *updated_node.args]))
         except CallBindError as exc:
-            if receiver_kind(func.value, self.scope) != "tensor" or _parameter_with_surplus(func.value, self.scope,
+            if receiver_kind(func.value, self.scope) != "tensor" or _parameter_torch_refuses(func.value, self.scope,
                                                                                         entry, updated_node):
                 return updated_node  # flow.inverse(u, y), ax.scatter(x, y, s=10): arguments no torch.Tensor method
                 # takes, so the receiver is the program's own object (or a library's), whose call stays as written
@@ -2947,10 +2947,10 @@ _VARARG_METHODS = {"view", "reshape", "repeat", "expand", "permute", "flip", "ti
                    "new_zeros", "new_ones", "resize", "sum", "mean", "amax", "amin", "std", "var"}
 
 
-def _parameter_with_surplus(receiver: cst.BaseExpression, scope, entry, call: cst.Call) -> bool:
+def _parameter_torch_refuses(receiver: cst.BaseExpression, scope, entry, call: cst.Call) -> bool:
     """A function's parameter (typed a tensor for method calls) called with more positional arguments than the
-    torch.Tensor method of that name takes (no ``*args``), or fewer than it requires: in a script that runs under torch the receiver is not a
-    tensor (the call would raise there) but the program's own object, as ``def view(model, losses):
+    torch.Tensor method of that name takes (no ``*args``), or fewer than it requires (numpy's ``im.transpose((1, 2,
+    0))`` of an image handed in): in a script that runs under torch the receiver is not a tensor (the call would raise there) but the program's own object, as ``def view(model, losses):
     model.inverse(Z).detach().numpy()`` with ``model`` a normalizing flow (Jimmy-2016/DLModels_Pytorch NormFlow: the
     call was flagged as Tensor.inverse and the line kept torch's ``.detach()``, AttributeError at first run fresh15)."""
     if not (isinstance(receiver, cst.Name) and operand_kind(receiver, scope) == "param"):
@@ -2964,14 +2964,9 @@ def _parameter_with_surplus(receiver: cst.BaseExpression, scope, entry, call: cs
         return False  # *args at the call: the count is unknown
     own = entry.signature[1:] if entry.signature and entry.signature[0].name == "self" else entry.signature
     capacity = sum(1 for p in own if p.kind == "positional")
-    if len(positional) > capacity:
-        return True
-    # too few: numpy's ``im.transpose((1, 2, 0))`` of an image array handed in; torch's transpose(dim0, dim1) needs
-    # both, so under torch the receiver is no tensor either
     keywords = {a.keyword.value for a in call.args if a.keyword is not None}
-    required = [p for p in own if p.kind == "positional" and p.default is None]
-    return len(call.args) == len(positional) + len(keywords) \
-        and len(positional) < len([p for p in required if p.name not in keywords])
+    required = [p for p in own if p.kind == "positional" and p.default is None and p.name not in keywords]
+    return len(positional) > capacity or len(positional) < len(required)
 
 
 def _native_reduction(native: tuple, mapped: dict) -> str:
