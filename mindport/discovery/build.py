@@ -1664,7 +1664,8 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     multiplied (2x64 and 32x400)" (BCQ's actor joins state and action) -> features / 2. [] otherwise."""
     shape, _, rest = spec.partition(":")
     dims = [int(v) for v in shape.split("x")]
-    longer = _length_hint(problem, dims, rest) or _fixed_length_hint(problem, dims, rest)
+    longer = _length_hint(problem, dims, rest) or _fixed_length_hint(problem, dims, rest) or _view_hint(problem, dims,
+                                                                                                      rest)
     if longer:
         return longer
     m = re.search(r"to have (\d+) channels, but got (\d+) channels", problem)
@@ -1689,6 +1690,28 @@ def _size_hint(problem: str, spec: str) -> list[str]:
         return []
     dims[axis] = size // got
     return ["x".join(map(str, dims)) + ":" + rest]
+
+
+def _view_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """The input in the form the forward reshapes it to, when its ``view``/``reshape`` names that form by sizes the
+    constructor fixed: "shape '[2, 48, 117, 24]' is invalid for input of size 98304" (Atcold/pytorch-PPUU's encoders:
+    ``x.view(bsize, n_inputs * 3, opt.height, opt.width)``, the frames 117 x 24, tried at 32 x 32) -> 2x48x117x24.
+    The batch axis must agree (the view takes it from the input); a form with -1 keeps the input's axis there and
+    its rank. [] otherwise, or for an integer input."""
+    m = re.search(r"shape '\[([-\d, ]+)\]' is invalid for input of size \d+", problem)
+    if m is None or rest.startswith("int") or not dims:
+        return []
+    target = [int(v) for v in m.group(1).split(",")]
+    if not target or target[0] != dims[0] or any(v < -1 or v == 0 for v in target) \
+            or (-1 in target and len(target) != len(dims)):
+        return []
+    out = [d if t == -1 else t for t, d in zip(target, dims)] if -1 in target else target
+    elements = 1
+    for v in out:
+        elements *= v
+    if out == dims or elements > MAX_ELEMENTS:
+        return []
+    return ["x".join(map(str, out)) + ":" + rest]
 
 
 def _fixed_length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
@@ -1786,6 +1809,16 @@ def _elements(spec: str) -> int:
     for v in shape.split("x"):
         n *= int(v)
     return n
+
+
+def _takes_no_input(model) -> bool:
+    """Whether the module's forward takes no argument at all (no parameter, no ``*args``)."""
+    import inspect
+
+    try:
+        return not inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _run_forward(model, specs: list[str], seconds: float):
@@ -2046,6 +2079,9 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         # first of all: what a container's forward handed this class, recorded at this construction
         handed = [ob["inputs"] for ob in seen_inputs if ob["ctor"] in (None, ctor)]
         tries = handed + [s for s in tries if s not in handed]
+        if _takes_no_input(model):  # forward(self): a learned table or a constant the module gives (gitE0Z9/
+            # pytorch-implementations' ChannelVector returns its parameter), called with nothing
+            tries = [[]]
         seen = []
         input_errors = []
         hinted = optional = fitted = 0
@@ -2076,7 +2112,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 if retry not in tries:
                     tries.append(retry)
                     hinted += 1
-            hint = problem is not None and hinted < 3 and _elements(specs[0]) > 0  # not for a list or value input
+            hint = problem is not None and bool(specs) and hinted < 3 and _elements(specs[0]) > 0  # not for a list or value input
             rank = _rank_hint(problem) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (
                 _size_hint(problem, specs[0]) if hint else [])

@@ -771,7 +771,7 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
         return None
 
     def mark(target, kind: str) -> None:
-        if target is None or target[0] not in attrs:
+        if target is None or target[0] not in attrs or not target[1]:
             return
         level = attrs[target[0]]
         for key in target[1][:-1]:
@@ -796,6 +796,13 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
             if _last(node.func) == "range":
                 for a in node.args:
                     mark(key_of(a), COUNT_KEY)
+            if _last(node.func) in _SIZE_METHODS or _layer_size_arguments(node):
+                # a size: ``x.view(b, c, opt.height, opt.width)``, ``nn.Linear(opt.hidden_size, ...)`` (PPUU's
+                # ``opt.width`` was guessed 1.5 by its name, a width multiplier: "view(): ... got float")
+                for a in [*(node.args if _last(node.func) in _SIZE_METHODS else []), *_layer_size_arguments(node)]:
+                    for part in _size_parts(a):
+                        if isinstance(part, ast.Attribute):
+                            mark(key_of(part), COUNT_KEY)
         if isinstance(node, ast.Subscript) and not (isinstance(node.slice, ast.Constant)
                                                     and isinstance(node.slice.value, str)):
             mark(key_of(node.value), SEQUENCE_KEY)
@@ -1541,7 +1548,33 @@ def _argparse_defaults(tree) -> dict[str, str]:
                                         out[node.targets[0].attr])
                 if value is not None:
                     out[node.targets[0].attr] = value
+        _set_after_parsing(tree, out)
     return out
+
+
+def _set_after_parsing(tree, out: dict[str, str]) -> None:
+    """Attributes a script sets on its parsed namespace, in source order, added to ``out`` (its literal argparse
+    defaults) when the value is plain Python over literals and attributes already known: Atcold/pytorch-PPUU's
+    train_IL.py ``opt = parser.parse_args()`` then ``opt.height = 117``, ``opt.width = 24``, ``opt.h_height = 14``,
+    ``opt.hidden_size = opt.nfeature*opt.h_height*opt.h_width``: the model classes reading ``opt.width`` in a
+    ``view`` were guessed ``width=1.5`` by the name (a width multiplier) and none was built. The first value set
+    wins (a branch's ``if opt.layers == 3:`` before its ``else``)."""
+    holders = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) and _last(node.value.func) == "parse_args":
+            holders.add(node.targets[0].id)
+    if not holders:
+        return
+    assigns = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                      and isinstance(n.targets[0], ast.Attribute) and isinstance(n.targets[0].value, ast.Name)
+                      and n.targets[0].value.id in holders), key=lambda n: (n.lineno, n.col_offset))
+    for node in assigns:
+        attr = node.targets[0].attr
+        if attr not in out:
+            value = _namespace_value(node.value, node.targets[0].value.id, out)
+            if value is not None:
+                out[attr] = value
 
 
 def _dict_literal_entries(tree) -> dict[str, str]:
@@ -1591,10 +1624,17 @@ _SAFE_NODES = (ast.Expression, ast.Call, ast.Name, ast.Load, ast.Store, ast.Attr
 
 def _post_processed(expr, holder: str, attr: str, default: str) -> str | None:
     """The value of a script's ``holder.attr = expr`` over the namespace's literal default, when ``expr`` reads
-    ``holder.attr`` and is plain Python: constants, the builtins of ``_SAFE_CALLS``, string methods of
-    ``_SAFE_METHODS``, lambdas and comprehensions, arithmetic without powers, no other name or attribute
-    (evaluated without builtins). None otherwise, or when the result is no literal."""
-    reads = False
+    ``holder.attr`` (``_namespace_value`` with that attribute alone known). None otherwise."""
+    reads = any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == holder
+                and n.attr == attr for n in ast.walk(expr))
+    return _namespace_value(expr, holder, {attr: default}) if reads else None
+
+
+def _namespace_value(expr, holder: str, known: dict[str, str]) -> str | None:
+    """The value of ``expr`` when it is plain Python over literals and the ``known`` attributes of ``holder`` (their
+    literal texts): constants, the builtins of ``_SAFE_CALLS``, string methods of ``_SAFE_METHODS``, lambdas and
+    comprehensions, arithmetic without powers, no other name or attribute (evaluated without builtins). None
+    otherwise, or when the result is no literal."""
     local = {a.arg for n in ast.walk(expr) if isinstance(n, ast.Lambda) for a in n.args.args}
     local |= {t.id for n in ast.walk(expr) if isinstance(n, ast.comprehension) for t in ast.walk(n.target)
               if isinstance(t, ast.Name)}
@@ -1605,21 +1645,19 @@ def _post_processed(expr, holder: str, attr: str, default: str) -> str | None:
             return None
         if isinstance(n, ast.Attribute):
             if isinstance(n.value, ast.Name) and n.value.id == holder:
-                if n.attr != attr:
+                if n.attr not in known:
                     return None
-                reads = True
             elif n.attr not in _SAFE_METHODS:
                 return None
         if isinstance(n, ast.Name) and n.id not in _SAFE_CALLS and n.id not in local and n.id != holder:
             return None
-    if not reads:
-        return None
     try:
-        value = ast.literal_eval(default)
         import types
 
+        values = {k: ast.literal_eval(v) for k, v in known.items()
+                  if any(isinstance(n, ast.Attribute) and n.attr == k for n in ast.walk(expr))}
         result = eval(compile(ast.Expression(expr), "<argparse>", "eval"),  # noqa: S307 - checked above
-                      {"__builtins__": {}, **_SAFE_CALLS, holder: types.SimpleNamespace(**{attr: value})})
+                      {"__builtins__": {}, **_SAFE_CALLS, holder: types.SimpleNamespace(**values)})
         text = repr(result)
         ast.literal_eval(text)
     except Exception:  # noqa: BLE001 - no value: the literal default stays

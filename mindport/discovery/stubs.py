@@ -15,6 +15,7 @@ TensorFlow).
 """
 from __future__ import annotations
 
+import abc
 import ast
 import importlib.abc
 import importlib.machinery
@@ -30,7 +31,11 @@ _NEVER = {"torch", "mindspore", "numpy", "mindport", "scipy", "einops", "__main_
 STUBBED: list[str] = []
 
 
-class _StubMeta(type):
+class _StubMeta(abc.ABCMeta):
+    """ABCMeta's subclass, so that a class deriving from a stub and from an ``abc.ABC`` has one metaclass
+    (syuntoku14/pytorch-rl-il's ``class ExperimentWriter(SummaryWriter, Writer)``, tensorboard missing and ``Writer`` an
+    ABC: "metaclass conflict" stopped every model of the package at import)."""
+
     def __call__(cls, *args, **kwargs):
         if len(args) == 1 and not kwargs and (callable(args[0]) or isinstance(args[0], type)):
             return args[0]  # a decorator: the function or class it decorates
@@ -43,6 +48,15 @@ class _StubMeta(type):
 
     def __getitem__(cls, item):  # in annotations: List[int] from a stubbed typing library (beartype.typing)
         return cls
+
+    # a stand-in class holds nothing. Without these, ``key in stub`` and ``for k in stub`` iterate through
+    # __getitem__ above, which never ends (syuntoku14/pytorch-rl-il's ``if id in registry.env_specs:``, gym
+    # missing: every model of the package stopped by the time limit at import)
+    def __contains__(cls, item):
+        return False
+
+    def __iter__(cls):
+        return iter(())
 
     def __or__(cls, other):  # Stub | None
         return cls

@@ -31,7 +31,7 @@ _ENTRY_KEYS = {
     "torch", "kind", "signature", "nn", "mint", "rename", "values", "emit", "drop", "unsupported",
     "transforms", "positional", "weights", "weight_transforms", "runs", "reason", "notes", "example",
     "aliases", "doc_status", "mint_mapped", "switch", "graph", "starts_training", "called", "attributes",
-    "keeps_dtype",
+    "keeps_dtype", "metadata_only",
 }
 _EXAMPLE_KEYS = {"args", "inputs", "self", "call", "rtol", "atol", "styles", "train", "compare", "grad_free", "proof",
                  "program", "sweep"}
@@ -103,6 +103,10 @@ class Entry:
     # an in-place method whose out-of-place form always gives the receiver's dtype (triu_, masked_fill_; not add_):
     # on a receiver nothing else holds the converter writes the out-of-place entry (TableCallTransform._fresh_out_of_place)
     keeps_dtype: bool = False
+    # an in-place method that changes only the tensor object's shape, never data (unsqueeze_, t_, transpose_): on any
+    # receiver that is a new tensor object (a call's or an operator's result, an index) the out-of-place entry is
+    # written, as no one else can see the change (TableCallTransform._fresh_out_of_place)
+    metadata_only: bool = False
 
     @property
     def supported(self) -> bool:
@@ -267,13 +271,18 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         graph=raw.get("graph", ""), starts_training=_flag(raw, "starts_training", where),
         called=_called(raw, kind, where), attributes=_attributes(raw, kind, where),
         keeps_dtype=_keeps_dtype(raw, kind, torch_name, where),
+        metadata_only=_in_place_flag(raw, "metadata_only", kind, torch_name, where),
     )
 
 
 def _keeps_dtype(raw: dict, kind: str, torch_name: str, where: str) -> bool:
-    value = _flag(raw, "keeps_dtype", where)
+    return _in_place_flag(raw, "keeps_dtype", kind, torch_name, where)
+
+
+def _in_place_flag(raw: dict, key: str, kind: str, torch_name: str, where: str) -> bool:
+    value = _flag(raw, key, where)
     if value and (kind != "method" or not torch_name.endswith("_") or torch_name.endswith("__")):
-        raise MappingError(f"{where}: keeps_dtype is for in-place method entries (torch.Tensor.triu_)")
+        raise MappingError(f"{where}: {key} is for in-place method entries (torch.Tensor.triu_)")
     return value
 
 

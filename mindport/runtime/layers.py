@@ -1313,8 +1313,13 @@ class Dropout2d(nn.Dropout2d):
 
     def construct(self, x):
         if not self.training or self.keep_prob == 1 or x.ndim == 4:
-            return super().construct(x)
+            return self._mp_dropout_base(x)
         return F.dropout2d(x, 1.0 - self.keep_prob, True)
+
+    # the base's construct by name, never ``super().construct``: a graph resolves ``super()`` from the instance's
+    # class, so InplaceDropout2d (a subclass, whose _mp_inplace_base is this construct) called this construct again
+    # without end ("Exceed function call depth limit 1000", Atcold/pytorch-PPUU's u_network)
+    _mp_dropout_base = nn.Dropout2d.construct
 
 
 class Dropout3d(nn.Dropout3d):
@@ -1323,8 +1328,10 @@ class Dropout3d(nn.Dropout3d):
 
     def construct(self, x):
         if not self.training or self.keep_prob == 1 or x.ndim == 5:
-            return super().construct(x)
+            return self._mp_dropout_base(x)
         return F.dropout3d(x, 1.0 - self.keep_prob, True)
+
+    _mp_dropout_base = nn.Dropout3d.construct  # by name, as Dropout2d's (InplaceDropout3d in a graph)
 
 
 def _inplace_cell(base, torch_name):

@@ -116,6 +116,10 @@ _FRESH_FUNCTIONS = frozenset(f"torch.{n}" for n in (
     "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "eye", "linspace", "zeros_like",
     "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "tensor"))
 _FRESH_METHODS = frozenset({"new_ones", "new_zeros", "new_empty", "new_full", "new_tensor", "clone"})
+# tensor methods that may give back their receiver itself (no conversion, already contiguous, same device)
+_MAY_RETURN_RECEIVER = frozenset({"contiguous", "to", "type", "type_as", "float", "double", "half", "bfloat16", "int",
+                                  "long", "short", "bool", "byte", "char", "cpu", "cuda", "pin_memory", "coalesce",
+                                  "share_memory_"})
 
 
 def _fresh_receiver(expr, resolve) -> bool:
@@ -1791,11 +1795,13 @@ class TableCallTransform(Rule):
         needs the runtime's write-back. None otherwise."""
         func = call.func
         name = func.attr.value
-        if not name.endswith("_") or id(call) in self._statement_calls \
-                or not _fresh_receiver(func.value, self.scope.resolve_torch):
+        if not name.endswith("_") or id(call) in self._statement_calls:
             return None
         inplace = self.ctx.registry.lookup(f"torch.Tensor.{name}")
-        if inplace is None or not inplace.keeps_dtype:
+        if inplace is None or not (inplace.keeps_dtype or inplace.metadata_only):
+            return None
+        if not _fresh_receiver(func.value, self.scope.resolve_torch) and not (
+                inplace.metadata_only and self._new_object(func.value)):
             return None
         plain = self.ctx.registry.lookup(f"torch.Tensor.{name[:-1]}")
         if plain is None or plain.kind != "method" or not plain.supported \
@@ -1803,6 +1809,29 @@ class TableCallTransform(Rule):
                 != [(p.name, p.default, p.kind) for p in inplace.signature or ()]:
             return None
         return plain
+
+    def _new_object(self, expr) -> bool:
+        """An expression whose value is a tensor object of its own, whatever data it shares: an operator's result,
+        an index, a torch function's result (not an in-place one), a tensor method's (not one that may return its
+        receiver itself: ``x.contiguous()``, ``x.float()``, ``x.to(d)``). A change of that object's shape alone
+        (``torch.einsum(...).unsqueeze_(1)``: gitE0Z9/pytorch-implementations' attention, which failed to compile
+        in GRAPH_MODE through the runtime's in-place update) is seen by no one else."""
+        if isinstance(expr, (cst.BinaryOperation, cst.Subscript)) or (
+                isinstance(expr, cst.UnaryOperation) and not isinstance(expr.operator, cst.Not)):
+            return True
+        if not isinstance(expr, cst.Call) or any(a.star for a in expr.args) \
+                or any(a.keyword is not None and a.keyword.value == "inplace" for a in expr.args):
+            return False
+        torch_name = self.scope.resolve_torch(expr.func)
+        if torch_name is not None:
+            entry = self.ctx.registry.lookup(torch_name)
+            last = torch_name.rpartition(".")[2]
+            return torch_name.startswith("torch.") and not last.endswith("_") and not (
+                entry is not None and any(p.name == "inplace" for p in entry.signature or ()))
+        func = expr.func
+        return isinstance(func, cst.Attribute) and self.scope.resolve(func) is None \
+            and not func.attr.value.endswith("_") and func.attr.value not in _MAY_RETURN_RECEIVER \
+            and func.attr.value in _tensor_methods()
 
     def _dtype_cast(self, target: str, mapped: dict) -> cst.BaseExpression | None:
         """``x.type(d)`` (the runtime ``type``, which decides on the value: a dtype, a torch type name, nothing)

@@ -61,7 +61,29 @@ def flatten_outputs(obj, key: str = "output", kinds: dict | None = None) -> list
         for i, v in enumerate(obj):
             out += flatten_outputs(v, f"{key}[{i}]", kinds)
         return out
+    if _is_distribution(obj):  # a policy head's Categorical / Normal (RL code): the tensors that define it
+        if kinds is not None:
+            kinds[key] = "distribution"
+        out = []
+        for name in _DISTRIBUTION_PARAMETERS:
+            value = getattr(obj, name, None)
+            if value is not None and not callable(value):
+                out += flatten_outputs(value, f"{key}.{name}", kinds)
+        return out
     return [(key, obj)]
+
+
+# the parameters a probability distribution is defined by (torch.distributions' ``arg_constraints`` names, which
+# mindport.runtime.distributions keeps), in one order for both sides
+_DISTRIBUTION_PARAMETERS = ("loc", "scale", "probs", "logits", "low", "high", "rate", "concentration",
+                            "concentration0", "concentration1", "df", "total_count", "temperature", "scale_tril")
+
+
+def _is_distribution(obj) -> bool:
+    """A torch.distributions / mindport.runtime.distributions object (FlorianKlemt/pytorch-latent-i2a's policy heads
+    return ``Categorical(logits=x)``: "'Categorical' object has no attribute 'detach'")."""
+    return any(c.__module__.startswith(("torch.distributions", "mindport.runtime.distributions"))
+               and c.__name__ == "Distribution" for c in type(obj).__mro__)
 
 
 def to_numpy(value):
