@@ -2112,7 +2112,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 if retry not in tries:
                     tries.append(retry)
                     hinted += 1
-            hint = problem is not None and bool(specs) and hinted < 3 and _elements(specs[0]) > 0  # not for a list or value input
+            # not for a list or value input, nor for a forward without arguments
+            hint = problem is not None and bool(specs) and hinted < 4 and _elements(specs[0]) > 0
             rank = _rank_hint(problem) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (
                 _size_hint(problem, specs[0]) if hint else [])
@@ -2125,10 +2126,14 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                         tries.insert(tries.index(specs) + 1, retry)
             if firsts:  # the error names the rank (or the size) the model wanted: the same input in that form
                 for first in firsts:
-                    retry = [first, *(first if s == specs[0] else s for s in specs[1:])]
-                    if retry not in tries and hinted < 3:
-                        tries.append(retry)
-                        hinted += 1
+                    # the inputs of the first one's form with it, then the first alone: two inputs guessed alike
+                    # may be of two forms (latent-i2a's ResConv(state, input): ``state + conv(input)``, the conv
+                    # 96 -> 64 channels; PPUU's encoders: frames reshaped by the constructor's sizes, states not)
+                    retries = [[first, *(first if s == specs[0] else s for s in specs[1:])], [first, *specs[1:]]]
+                    for retry in retries:
+                        if retry not in tries and hinted < 4:
+                            tries.append(retry)
+                            hinted += 1
             if problem is None:
                 result.update(status="built", ctor=ctor, ctor_source=origin, inputs=specs, params=n_params,
                               build_seconds=round(time.perf_counter() - t, 3),

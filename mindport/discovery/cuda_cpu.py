@@ -2,9 +2,10 @@
 
 A repository written for a GPU calls ``.cuda()`` in its constructor or forward, or makes tensors with
 ``device='cuda'`` ("Torch not compiled with CUDA enabled": FEDformer's AutoCorrelation, SincNet's sinc_conv,
-shap-e's MLPs). The computation is the same on the CPU, and the converted code has no device at all (the converter
+shap-e's MLPs), or hands a tensor's ``get_device()`` on as a device (-1 on the CPU). The computation is the same on the CPU, and the converted code has no device at all (the converter
 drops ``.cuda()``, ``.to('cuda')`` and ``device=``), so the torch reference is run on the CPU: ``Tensor.cuda`` and
-``Module.cuda`` return their object, and a CUDA device given to ``.to`` or to a tensor factory is the CPU.
+``Module.cuda`` return their object, and a CUDA device (or a device ordinal) given to ``.to`` or to a tensor factory
+is the CPU.
 ``torch.cuda.is_available()`` stays False: code that asks keeps its CPU branch.
 
 The builder (``build.py``) calls ``install()``; the proof's torch side gets it through ``stubsite/sitecustomize.py``
@@ -32,9 +33,16 @@ def _cuda(device) -> bool:
     return isinstance(device, str) and device.split(":")[0] == "cuda"
 
 
+def _ordinal(device) -> bool:
+    """A device given as an int: a CUDA ordinal, or the -1 a CPU tensor's ``get_device()`` gives (code written for
+    a GPU: ArianaVillegas/ObjectReassembly's DGCNN ``torch.arange(0, b, device=x.get_device())``, "Device index must
+    not be negative" on the CPU)."""
+    return isinstance(device, int) and not isinstance(device, bool)
+
+
 def _cpu_args(args, kwargs):
     args = tuple("cpu" if _cuda(a) else a for a in args)
-    if _cuda(kwargs.get("device")):
+    if _cuda(kwargs.get("device")) or _ordinal(kwargs.get("device")):
         kwargs = dict(kwargs, device="cpu")
     return args, kwargs
 
@@ -61,8 +69,18 @@ def install() -> None:
 
         return call
 
-    torch.Tensor.to = on_cpu(torch.Tensor.to)
-    torch.nn.Module.to = on_cpu(torch.nn.Module.to)
+    def moved_to_cpu(original):
+        @functools.wraps(original)
+        def call(self, *args, **kwargs):
+            if args and _ordinal(args[0]):  # x.to(x.get_device()), x.to(0)
+                args = ("cpu", *args[1:])
+            args, kwargs = _cpu_args(args, kwargs)
+            return original(self, *args, **kwargs)
+
+        return call
+
+    torch.Tensor.to = moved_to_cpu(torch.Tensor.to)
+    torch.nn.Module.to = moved_to_cpu(torch.nn.Module.to)
     from torch.jit import _builtins
 
     table = _builtins._get_builtin_table()

@@ -133,6 +133,28 @@ class Pooled(nn.Module):
         return torch.einsum("bs,bsh->bh", at, os).unsqueeze_(1)
 
 
+class ResConv(nn.Module):
+    def __init__(self, input_channels):
+        super().__init__()
+        self.res_conv = nn.Sequential(nn.Conv2d(input_channels, 8, 3, padding=1), nn.ReLU(),
+                                      nn.Conv2d(8, 6, 3, padding=1))
+
+    def forward(self, state, input):
+        return state + self.res_conv(input)
+
+
+class EdgeBase(nn.Module):
+    def __init__(self, channels=4):
+        super().__init__()
+        self.conv = nn.Conv1d(channels, 6, 1)
+
+    def forward(self, x):
+        batch_size, num_points = x.size(0), x.size(2)
+        device = x.get_device()
+        idx_base = torch.arange(0, batch_size, device=device).view(-1, 1, 1) * num_points
+        return self.conv(x) + idx_base.float()
+
+
 class ExpSq(nn.Module):
     def forward(self, x):
         return torch.exp(x) - x - 1
@@ -204,7 +226,23 @@ def test_an_inplace_dropout_compiles_in_graph_mode(rank):
     np.testing.assert_array_equal(got, want.numpy())
 
 
-def test_a_cancelling_formula_within_mindsporess_kernel_accuracy_is_proven(proven):
+def test_two_inputs_guessed_alike_are_tried_in_two_forms(proven):
+    """FlorianKlemt/pytorch-latent-i2a's ``ResConv(state, input)``: ``state + conv(input)``, both inputs guessed at
+    the conv's channels; the error's size was given to both ("size of tensor a (16) must match ... b (6)"), never to
+    the first alone."""
+    result = proven["models.py:ResConv"]
+    assert result["status"] == "proven", result
+    assert result["inputs"][0].split("x")[1] == "6" and result["inputs"][1] != result["inputs"][0], result["inputs"]
+
+
+def test_a_device_taken_from_a_tensor_is_the_cpu_in_the_torch_reference(proven):
+    """ArianaVillegas/ObjectReassembly's DGCNN: ``torch.arange(0, b, device=x.get_device())``, written for a GPU; on
+    the CPU ``get_device()`` is -1 ("Device index must not be negative", not built). The torch reference runs CUDA
+    code on the CPU (mindport.discovery.cuda_cpu): an int device is the CPU there too."""
+    assert proven["models.py:EdgeBase"]["status"] == "proven", proven["models.py:EdgeBase"]
+
+
+def test_a_cancelling_formula_within_mindspores_kernel_accuracy_is_proven(proven):
     """zhuofupan's Exp_sq, ``exp(x) - x - 1``: MindSpore's float32 exp is up to 8 ulp from torch's, which the result
     near 0 carries past the fixed tolerance and torch's own rounding; proven once the port in float64 agrees."""
     assert proven["models.py:ExpSq"]["status"] == "proven", proven["models.py:ExpSq"]
