@@ -1889,9 +1889,10 @@ class TrainingLoopRule(Rule):
         scope_node = self._scope_nodes.get(id(self.scope))
         if model is not None and not (scope_node is not None and _sets_train_mode(scope_node)):
             if not (scope_node is not None and self._loop_original is not None
-                    and _mode_set_before(scope_node, self._loop_original, model)):
+                    and _mode_set_before(scope_node, self._loop_original, model, in_body=False)):
                 # a file that never calls train(): torch's Module trains from birth; but a model.eval() before the
-                # loop (and no train()) trains it in inference mode in torch (Dropout off), as the Cell stays
+                # loop (and no train()) trains it in inference mode in torch (Dropout off), as the Cell stays (an
+                # eval() in the loop's own body, after the steps, does not count: the first pass trains)
                 prelude.append(parse_statement(f"{model}.set_train(True)\n"))
         elif model is not None and scope_node is not None and self._loop_original is not None \
                 and not _mode_set_before(scope_node, self._loop_original, model):
@@ -2405,7 +2406,7 @@ def _definitely_assigned(stmts) -> set[str]:
     return names
 
 
-def _mode_set_before(scope: cst.CSTNode, loop: cst.For, name: str) -> bool:
+def _mode_set_before(scope: cst.CSTNode, loop: cst.For, name: str, in_body: bool = True) -> bool:
     """Does a statement line set ``name``'s mode (``name.train(...)``, ``name.eval()``, ``name.set_train(...)``) in
     the loop's body or before the loop, in its block or an enclosing block of ``scope``, after the last line binding
     ``name`` there? Only lines of those blocks count, not ones nested in an earlier loop or branch, nor ones before
@@ -2420,7 +2421,7 @@ def _mode_set_before(scope: cst.CSTNode, loop: cst.For, name: str) -> bool:
                 return [(node, child), *found]
         return None
 
-    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) and in_body else ()
     if any(_sets_mode_of(line, name) for line in body):
         return True
     for parent, child in reversed(path(scope) or []):  # the innermost block first, each back from the loop
