@@ -8,7 +8,10 @@ exactly the path given and loads it back from there. So:
 
 * ``save(obj, f)``: a Cell or a flat ``{name: tensor}`` table (``model.state_dict()``) is MindSpore's own checkpoint
   (``save_checkpoint``, its ``.ckpt`` name); anything else is pickled at exactly ``f``, its tensors as numpy arrays
-  (Parameters keep their name and ``requires_grad``).
+  (Parameters keep their name and ``requires_grad``). A file object always takes the pickle, a whole Cell included
+  (``with open(path, 'wb') as f: torch.save(model, f)``, pytorch/examples' language models): its primitives
+  (``Dropout``, ``Reshape``: C++ objects pickle refuses) are pickled as their class and the arguments they were made
+  with (``init_attrs``), so ``load`` gives back a working Cell with the saved weights, as torch gives the module.
 * ``load(f)`` reads what ``save`` wrote, whichever form: ``f`` itself or MindSpore's ``f + ".ckpt"``; a MindSpore
   checkpoint gives ``{name: Parameter}`` as ``load_checkpoint`` does, a pickle gives its object with MindSpore tensors
   back. A file torch wrote (a zip archive) is refused with the way to convert it (``mindport weights``).
@@ -43,6 +46,36 @@ class _Saved:
 
     def __init__(self, array: np.ndarray, name: str | None, requires_grad: bool | None) -> None:
         self.array, self.name, self.requires_grad = array, name, requires_grad
+
+
+def _tensor(array: np.ndarray, name: str | None, requires_grad: bool | None):
+    tensor = ms.Tensor(array)
+    return tensor if name is None else ms.Parameter(tensor, name=name, requires_grad=requires_grad)
+
+
+def _primitive(cls, attrs: dict):
+    return cls(**attrs)
+
+
+class _Pickler(pickle.Pickler):
+    """pickle's Pickler, with MindSpore's objects inside any object (a whole Cell's attributes) made picklable:
+    tensors as numpy arrays (Parameters with their name and flag), primitives as their class and init arguments."""
+
+    def reducer_override(self, obj):
+        if isinstance(obj, ms.Parameter):
+            return _tensor, (obj.asnumpy(), obj.name, obj.requires_grad)
+        if isinstance(obj, ms.Tensor):
+            return _tensor, (obj.asnumpy(), None, None)
+        if isinstance(obj, ms.ops.Primitive) and isinstance(getattr(obj, "init_attrs", None), dict):
+            return _primitive, (type(obj), dict(obj.init_attrs))
+        return NotImplemented
+
+
+def _dump(obj, f, module, protocol: int) -> None:
+    if module is pickle:
+        _Pickler(f, protocol=protocol).dump(obj)
+    else:
+        module.dump(obj, f, protocol=protocol)
 
 
 def _flat_table(obj) -> bool:
@@ -82,13 +115,15 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     _host_only("torch.save")
     module = pickle if pickle_module is None else pickle_module
     if not isinstance(f, (str, os.PathLike)):  # a file object (io.BytesIO, an open file): always the pickle
-        module.dump(_pack(obj), f, protocol=max(pickle_protocol, 2))
+        _dump(_pack(obj), f, module, max(pickle_protocol, 2))
         return
     path = os.fspath(f)
     if _flat_table(obj):
         ms.save_checkpoint(obj, path)
         return
-    Path(path).write_bytes(module.dumps(_pack(obj), protocol=max(pickle_protocol, 2)))
+    buffer = io.BytesIO()
+    _dump(_pack(obj), buffer, module, max(pickle_protocol, 2))
+    Path(path).write_bytes(buffer.getvalue())
 
 
 def _torch_file(head: bytes) -> bool:

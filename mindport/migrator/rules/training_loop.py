@@ -137,6 +137,40 @@ class TrainingLoopRule(Rule):
                 import torch.nn as nn
 
 
+                def finetune(model, x, y):
+                    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                    model.eval()
+                    for step in range(3):
+                        optimizer.zero_grad()
+                        loss = nn.functional.mse_loss(model(x), y)
+                        loss.backward()
+                        optimizer.step()
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import nn_functional as mp_F
+
+
+                def finetune(model, x, y):
+                    optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                    model.set_train(False)
+                    def forward_fn():
+                        loss = mp_F.mse_loss(model(x), y)
+                        return loss
+                    grad_fn = ms.value_and_grad(forward_fn, None, optimizer.parameters)
+                    for step in range(3):
+                        loss, grads = grad_fn()
+                        optimizer(grads)
+            """,
+            note="A file that calls eval() before the loop and never train(): torch trains the model in inference mode (Dropout off), so no set_train(True) goes before the loop; the Cell stays as eval() left it.",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
                 def fit(make_model, x, y):
                     model = make_model()
                     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -1854,7 +1888,12 @@ class TrainingLoopRule(Rule):
             prelude.append(parse_statement("accum_grads = None\n"))
         scope_node = self._scope_nodes.get(id(self.scope))
         if model is not None and not (scope_node is not None and _sets_train_mode(scope_node)):
-            prelude.append(parse_statement(f"{model}.set_train(True)\n"))
+            if not (scope_node is not None and self._loop_original is not None
+                    and _mode_set_before(scope_node, self._loop_original, model, in_body=False)):
+                # a file that never calls train(): torch's Module trains from birth; but a model.eval() before the
+                # loop (and no train()) trains it in inference mode in torch (Dropout off), as the Cell stays (an
+                # eval() in the loop's own body, after the steps, does not count: the first pass trains)
+                prelude.append(parse_statement(f"{model}.set_train(True)\n"))
         elif model is not None and scope_node is not None and self._loop_original is not None \
                 and not _mode_set_before(scope_node, self._loop_original, model):
             # the scope switches modes, but not this model's before its loop (a second model built and trained after
@@ -2367,7 +2406,7 @@ def _definitely_assigned(stmts) -> set[str]:
     return names
 
 
-def _mode_set_before(scope: cst.CSTNode, loop: cst.For, name: str) -> bool:
+def _mode_set_before(scope: cst.CSTNode, loop: cst.For, name: str, in_body: bool = True) -> bool:
     """Does a statement line set ``name``'s mode (``name.train(...)``, ``name.eval()``, ``name.set_train(...)``) in
     the loop's body or before the loop, in its block or an enclosing block of ``scope``, after the last line binding
     ``name`` there? Only lines of those blocks count, not ones nested in an earlier loop or branch, nor ones before
@@ -2382,7 +2421,7 @@ def _mode_set_before(scope: cst.CSTNode, loop: cst.For, name: str) -> bool:
                 return [(node, child), *found]
         return None
 
-    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) and in_body else ()
     if any(_sets_mode_of(line, name) for line in body):
         return True
     for parent, child in reversed(path(scope) or []):  # the innermost block first, each back from the loop
