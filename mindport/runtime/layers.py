@@ -1628,13 +1628,32 @@ def _torch_1d(value):
 _CONV1D_SETTINGS = ("kernel_size", "stride", "dilation", "padding")
 
 
+def _torch_weight(layer) -> None:
+    """A 1-D convolution's weight as torch holds it, 3-D ``(out, in/groups, k)`` (a transposed one's ``(in,
+    out/groups, k)``), where MindSpore's Conv1d/Conv1dTranspose keep it 4-D with a size-1 axis 2 for their 2-D
+    kernel: the Parameter ``weight`` replaced by one of torch's shape, the same values (its draw is the same: the
+    fans of ``(out, in, 1, k)`` are those of ``(out, in, k)``). Every read of ``.weight`` (its shape, ``dim()``,
+    ``[..., 0]``, ``view``, ``numel``, ``F.conv1d(x, conv.weight)``), ``parameters()``, ``state_dict()`` and torch's
+    checkpoints then agree with torch's; the construct gives the kernel its axis back (:func:`_kernel_2d`)."""
+    weight = layer.weight
+    layer.weight = Parameter(ops.squeeze(weight.value(), 2), name=weight.name, requires_grad=weight.requires_grad)
+
+
+def _kernel_2d(weight):
+    """A 1-D convolution's 3-D weight (torch's layout) as the 4-D kernel of MindSpore's 2-D primitive; a 4-D one
+    (MindSpore's own Conv1d's, handed to a function) as it is."""
+    return ops.expand_dims(weight, 2) if weight.ndim == 3 else weight
+
+
 class Conv1d(nn.Conv1d):
-    """torch.nn.Conv1d: MindSpore's Conv1d, whose kernel_size, stride, dilation and padding read back as torch's
-    1-tuples. MindSpore runs a Conv1d as a 2-D convolution and keeps them as (1, k) (padding (0, 0, p, p)), so code
-    that computes a causal or "same" padding from ``conv.kernel_size[0]``/``conv.stride[0]`` (EnCodec's SConv1d)
-    read 1; ``padding='same'`` reads back as 'same', and torch's ``padding='valid'`` (converted to ``pad_mode='valid'``
-    with the explicit zero pair ``padding=(0, 0)``, which MindSpore's Conv1d refuses as a tuple) as 'valid'. The
-    convolution itself is MindSpore's, built before the attributes change."""
+    """torch.nn.Conv1d: MindSpore's Conv1d with torch's surface. Its kernel_size, stride, dilation and padding read
+    back as torch's 1-tuples: MindSpore runs a Conv1d as a 2-D convolution and keeps them as (1, k) (padding
+    (0, 0, p, p)), so code that computes a causal or "same" padding from ``conv.kernel_size[0]``/``conv.stride[0]``
+    (EnCodec's SConv1d) read 1; ``padding='same'`` reads back as 'same', and torch's ``padding='valid'`` (converted
+    to ``pad_mode='valid'`` with the explicit zero pair ``padding=(0, 0)``, which MindSpore's Conv1d refuses as a
+    tuple) as 'valid'. Its weight is torch's 3-D ``(out, in/groups, k)`` (:func:`_torch_weight`), given its size-1
+    axis back for MindSpore's 2-D primitive in construct. The convolution is MindSpore's, built before the
+    attributes change. Takes torch's unbatched ``(C, L)`` input too."""
 
     def __init__(self, *args, **kwargs):
         valid = kwargs.get("pad_mode") == "valid" and isinstance(kwargs.get("padding"), tuple)
@@ -1647,6 +1666,18 @@ class Conv1d(nn.Conv1d):
             self.padding = "same"
         if valid:
             self.padding = "valid"
+        _torch_weight(self)
+
+    def construct(self, x):
+        if x.ndim == 2:  # torch's unbatched (C, L) input
+            return ops.squeeze(self._batched(ops.expand_dims(x, 0)), 0)
+        return self._batched(x)
+
+    def _batched(self, x):
+        out = self.conv2d(ops.expand_dims(x, 2), _kernel_2d(self.weight))
+        if self.has_bias:
+            out = self.bias_add(out, self.bias)
+        return ops.squeeze(out, 2)
 
 
 def _torch_pad(padding, dims):
@@ -1707,16 +1738,17 @@ ModePaddedConv3d = _mode_padded(nn.Conv3d, nn.Conv3d, 3, "Conv3d")
 
 class Conv1dTranspose(nn.Conv1dTranspose):
     """torch.nn.ConvTranspose1d: MindSpore's Conv1dTranspose with kernel_size, stride, dilation and padding read back
-    as torch's 1-tuples (see :class:`Conv1d`). MindSpore's construct reads its own 2-D settings to size the output;
-    they are kept under ``_ms_<name>`` and this construct sizes the output from them. ``output_padding`` is torch's
-    (MindSpore's Conv1dTranspose has none): the output ``output_padding`` longer at the end
-    (:func:`_transposed_window`)."""
+    as torch's 1-tuples and its weight torch's 3-D ``(in, out/groups, k)`` (see :class:`Conv1d`). MindSpore's
+    construct reads its own 2-D settings to size the output; they are kept under ``_ms_<name>`` and this construct
+    sizes the output from them. ``output_padding`` is torch's (MindSpore's Conv1dTranspose has none): the output
+    ``output_padding`` longer at the end (:func:`_transposed_window`)."""
 
     def __init__(self, *args, output_padding=0, **kwargs):
         super().__init__(*args, **kwargs)
         for name in _CONV1D_SETTINGS:
             setattr(self, "_ms_" + name, getattr(self, name))
             setattr(self, name, _torch_1d(getattr(self, name)))
+        _torch_weight(self)
         self.output_padding = _per_axis(output_padding, 1)
         # MindSpore's 2-D form, as _ms_padding: the output padding past the crop of the padding
         self._geometry = _transpose_geometry(self, (0,) + self.output_padding) if self.output_padding[0] else None
@@ -1736,7 +1768,7 @@ class Conv1dTranspose(nn.Conv1dTranspose):
                                       pad[0] + pad[1])
         w_out = _deconv_output_length(self.is_valid, self.is_same, self.is_pad, w, kernel[1], stride[1], dilation[1],
                                       pad[2] + pad[3])
-        out = self.conv2d_transpose(x, self.weight, (n, self.out_channels, h_out, w_out))
+        out = self.conv2d_transpose(x, _kernel_2d(self.weight), (n, self.out_channels, h_out, w_out))
         if self.has_bias:
             out = self.bias_add(out, self.bias)
         return ops.squeeze(out, 2)
@@ -1810,6 +1842,7 @@ def _transposed_window(layer, weight, x, geometry, size=None):
     one_d = len(x.shape) == 3  # a ConvTranspose1d's input, computed in MindSpore's 2-D form
     if one_d:
         x = ops.expand_dims(x, 2)
+        weight = _kernel_2d(weight)  # torch's 3-D layout (mindport's Conv1dTranspose) for the 2-D primitive
         if size is not None:
             size = (1,) + tuple(size)
     full = ()
