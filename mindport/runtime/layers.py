@@ -1389,7 +1389,8 @@ def _norm_except_dim(v, dim):
 
 
 def _conv1d_axis(module) -> bool:
-    """MindSpore's Conv1d/Conv1dTranspose weight has an extra size-1 axis 2 ((out, in, 1, k); torch's is 3-D)."""
+    """A Conv1d/Conv1dTranspose: MindSpore's own keeps its weight with an extra size-1 axis 2 ((out, in, 1, k);
+    torch's is 3-D); mindport.runtime.layers' hold torch's 3-D one (the weight's rank tells them apart)."""
     return isinstance(module, (nn.Conv1d, nn.Conv1dTranspose))
 
 
@@ -1456,8 +1457,9 @@ def _reparametrized_class(cls, marker: str, hook: tuple, compute):
 
 
 def _torch_layout(module, name: str):
-    """The value of ``name`` in torch's layout, and whether it was squeezed (a Conv1d's weight loses MindSpore's
-    size-1 axis 2, so the reparametrized tensors keep torch's 3-D shape and checkpoint names land as they are)."""
+    """The value of ``name`` in torch's layout, and whether it was squeezed (the 4-D weight of MindSpore's own
+    Conv1d loses its size-1 axis 2, so the reparametrized tensors keep torch's 3-D shape and checkpoint names land
+    as they are; mindport.runtime.layers.Conv1d's weight is torch's 3-D one already)."""
     weight = getattr(module, name)
     squeezed = _conv1d_axis(module) and name == "weight" and weight.ndim == 4 and weight.shape[2] == 1
     return weight, (weight.value().squeeze(2) if squeezed else weight.value()), squeezed
@@ -1467,7 +1469,7 @@ def weight_norm(module, name="weight", dim=0):
     """torch.nn.utils.weight_norm: the parameter ``name`` becomes ``name_g`` (its norm over every axis but ``dim``)
     and ``name_v`` (its direction), and the Cell computes ``name = v * g / ||v||`` each time it reads it, so training
     updates g and v as in torch and torch's ``weight_g``/``weight_v`` checkpoint entries land by name. A Conv1d's
-    g and v keep torch's 3-D layout (MindSpore's Conv1d weight has an extra size-1 axis). Returns the Cell."""
+    g and v keep torch's 3-D layout (MindSpore's own Conv1d weight has an extra size-1 axis). Returns the Cell."""
     if getattr(type(module), "_mp_weight_norm", None) is not None:
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
     own = _parameter_name(module, name)  # an Embedding's weight is its embedding_table
@@ -1634,9 +1636,11 @@ def _torch_weight(layer) -> None:
     kernel: the Parameter ``weight`` replaced by one of torch's shape, the same values (its draw is the same: the
     fans of ``(out, in, 1, k)`` are those of ``(out, in, k)``). Every read of ``.weight`` (its shape, ``dim()``,
     ``[..., 0]``, ``view``, ``numel``, ``F.conv1d(x, conv.weight)``), ``parameters()``, ``state_dict()`` and torch's
-    checkpoints then agree with torch's; the construct gives the kernel its axis back (:func:`_kernel_2d`)."""
-    weight = layer.weight
-    layer.weight = Parameter(ops.squeeze(weight.value(), 2), name=weight.name, requires_grad=weight.requires_grad)
+    checkpoints then agree with torch's; the construct gives the kernel its axis back (:func:`_kernel_2d`). The
+    Parameter object stays (its data resized in place, as a lazy layer's): with a new Parameter in its place, the
+    1,192 tests touching Conv1d run in one process had GRAPH_MODE compile other functions' graphs for weight_norm'd
+    and lazy layers (14 failures, each passing alone; MindSpore's parser keys its graphs by object ids)."""
+    layer.weight.set_data(ops.squeeze(layer.weight.value(), 2), slice_shape=True)
 
 
 def _kernel_2d(weight):
@@ -2033,9 +2037,10 @@ def conv_forward(layer, x, weight, bias=None):
 
 
 def _conv1d_forward(layer, x, weight, bias):
-    """A MindSpore Conv1d keeps its settings as a Conv2d's over a height of 1 (stride ``(1, s)``, dilation
-    ``(1, d)``, padding ``(0, 0, left, right)``) and its weight 4-D ``(out, in/groups, 1, k)``: the 1-D convolution
-    with them, a 4-D weight taken as its own (torch's 3-D one as it is)."""
+    """MindSpore's own Conv1d keeps its settings as a Conv2d's over a height of 1 (stride ``(1, s)``, dilation
+    ``(1, d)``, padding ``(0, 0, left, right)``) and its weight 4-D ``(out, in/groups, 1, k)``; mindport's Conv1d
+    torch's 1-tuples and 3-D weight: the 1-D convolution with either, a 4-D weight taken as its own (torch's 3-D one
+    as it is)."""
     last = lambda v: v[-1] if isinstance(v, (tuple, list)) else v  # noqa: E731
     mode, padding = layer.pad_mode, layer.padding
     if mode == "pad":
