@@ -134,6 +134,10 @@ def test_the_runtime_layers_hold_torchs_shape_and_take_an_unbatched_input():
     assert conv.weight.shape == tuple(t_conv.weight.shape) == (6, 2, 3)
     assert up.weight.shape == tuple(t_up.weight.shape) == (4, 6, 3)
     assert [p.name for p in conv.get_parameters()] == ["weight", "bias"]
+    # the value MindSpore loads is the 3-D one too (a Parameter resized in place with set_data still loaded 4-D)
+    assert conv.weight.value().shape == (6, 2, 3) and conv.weight.ndimension() == 3
+    conv.weight.set_data(ms.Tensor(np.zeros((6, 2, 3), np.float32)))
+    assert conv.weight.value().shape == (6, 2, 3)
     for ms_layer, t_layer in ((conv, t_conv), (up, t_up)):
         ms_layer.weight.set_data(ms.Tensor(t_layer.weight.detach().numpy()))
         ms_layer.bias.set_data(ms.Tensor(t_layer.bias.detach().numpy()))
