@@ -911,44 +911,26 @@ def float64_free(trees: list[ast.Module]) -> bool:
 
 # the settings mindport.runtime.layers.Conv1d reads back in torch's 1-tuple form (MindSpore keeps them 2-D: (1, k))
 CONV1D_SETTINGS = frozenset({"kernel_size", "stride", "dilation", "padding"})
-# the members that show a Conv1d's weight, which mindport.runtime.layers.Conv1d holds in torch's 3-D layout
-# (MindSpore's own Conv1d keeps it 4-D, (out, in/groups, 1, k)): the weight itself and the dict of parameters
-CONV1D_WEIGHT = frozenset({"weight", "_parameters"})
-# the methods that list a model's parameters (a Conv1d's weight among them, its shape readable)
-PARAMETER_LISTS = frozenset({"parameters", "named_parameters", "state_dict"})
-# the calls that iterate what they are given (a parameter list handed to one is read by the project's code)
-_ITERATING_CALLS = frozenset({"list", "tuple", "dict", "iter", "next", "enumerate", "zip", "filter", "map", "sorted",
-                              "reversed", "sum", "any", "all", "max", "min", "print", "len"})
 _NAMESPACE_BUILTINS = frozenset({"getattr", "setattr", "hasattr", "delattr"})
 
 
 def conv1d_settings_unread(trees: list[ast.Module]) -> bool:
-    """Does no code of the project touch what MindSpore's own ``nn.Conv1d`` holds otherwise than torch's Conv1d: a
-    layer's ``kernel_size``, ``stride``, ``dilation`` or ``padding`` (MindSpore keeps them in 2-D form, ``(1, k)``,
-    where torch's are 1-tuples), a layer's ``weight`` (4-D there, ``(out, in/groups, 1, k)``, where torch's is
-    ``(out, in/groups, k)``), or a model's parameters listed with their shapes? Then a Conv1d needs nothing from
-    ``mindport.runtime.layers.Conv1d`` (which holds both in torch's form) and is MindSpore's own ``nn.Conv1d``. Read
-    with ``ast`` over every file; False when any file:
+    """Does no code of the project touch a layer's ``kernel_size``, ``stride``, ``dilation`` or ``padding`` (the
+    settings MindSpore's Conv1d keeps in 2-D form, ``(1, k)``, where torch's are 1-tuples)? Then a Conv1d needs
+    nothing from ``mindport.runtime.layers.Conv1d`` (which reads them back as torch's) and is MindSpore's own
+    ``nn.Conv1d``. Read with ``ast`` over every file; False when any file:
 
-    * names one of those settings, ``weight`` or ``_parameters`` as an attribute of anything but ``self`` in a
-      method of a class (``conv.kernel_size[0]``, ``self.conv.padding``, ``m.stride`` in an init loop,
-      ``model.conv.weight.shape``, ``nn.init.zeros_(m.weight)``; a write too), unless it is called (``x.stride()``:
-      a tensor's method; a layer's settings are not callable);
-    * calls ``parameters()``, ``named_parameters()`` or ``state_dict()`` (of ``self`` too) other than as an argument
-      handed to a function that does not iterate it, or as a dict's value: ``optim.Adam(model.parameters())``,
-      ``torch.save(model.state_dict(), path)``, ``{'params': m.parameters(), 'lr': lr}`` and
-      ``clip_grad_norm_(model.parameters(), 1.0)`` read no shape; ``[p.shape for p in model.parameters()]``,
-      ``model.state_dict().items()``, ``list(model.named_parameters())`` may;
+    * names one of them as an attribute of anything but ``self`` in a method of a class (``conv.kernel_size[0]``,
+      ``self.conv.padding``, ``m.stride`` in an init loop; a write too), unless it is called (``x.stride()``: a
+      tensor's method; a layer's settings are not callable);
     * subclasses a class named ``Conv1d``, or a name the file binds to one (``from torch.nn import Conv1d as C``,
       ``C = nn.Conv1d``): its methods read them through ``self``;
     * reads, writes or tests an attribute of anything but ``self`` in a method by a name not written as a string
-      literal, or one of those names so written (``getattr(m, name)``, ``getattr(m, 'padding')``,
-      ``getattr(m, 'weight')``); a module's namespace (``getattr(nn, activation)``, a name the file imports;
-      ``getattr(importlib.import_module(m), cls)``) is no layer.
+      literal, or one of them so written (``getattr(m, name)``, ``getattr(m, 'padding')``); a module's namespace
+      (``getattr(nn, activation)``, a name the file imports; ``getattr(importlib.import_module(m), cls)``) is no layer.
 
     A namespace read whole (``vars(x)``, ``x.__dict__``: ``vars(args)`` of every argparse script) is not taken for a
     read of a layer's settings."""
-    shown = CONV1D_SETTINGS | CONV1D_WEIGHT
     for tree in trees:
         conv1d = {"Conv1d"} | {a.asname for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names
                                if a.name == "Conv1d" and a.asname} \
@@ -967,35 +949,18 @@ def conv1d_settings_unread(trees: list[ast.Module]) -> bool:
         called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
         imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
                     for a in n.names}
-        handed = _handed_on(tree)
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr in shown and id(node.value) not in own \
+            if isinstance(node, ast.Attribute) and node.attr in CONV1D_SETTINGS and id(node.value) not in own \
                     and id(node) not in called:
-                return False
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                    and node.func.attr in PARAMETER_LISTS and id(node) not in handed:
                 return False
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and node.func.id in _NAMESPACE_BUILTINS and len(node.args) >= 2 and id(node.args[0]) not in own \
                     and not _module_namespace(node.args[0], imported):
                 name = node.args[1]
-                if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) or name.value in shown:
+                if not (isinstance(name, ast.Constant) and isinstance(name.value, str)) \
+                        or name.value in CONV1D_SETTINGS:
                     return False
     return True
-
-
-def _handed_on(tree: ast.Module) -> set[int]:
-    """The expressions handed on whole, which the project's own code does not take apart: an argument of a call of
-    anything but a builtin that iterates it (``optim.Adam(model.parameters())``, ``torch.save(m.state_dict(), p)``),
-    and a dict display's value (``{'model': model.state_dict()}``, an optimizer's parameter group)."""
-    handed: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in _ITERATING_CALLS):
-            handed.update(id(a.value if isinstance(a, ast.Starred) else a) for a in node.args)
-            handed.update(id(k.value) for k in node.keywords)
-        elif isinstance(node, ast.Dict):
-            handed.update(id(v) for v in node.values)
-    return handed
 
 
 def _module_namespace(node: ast.expr, imported: set[str]) -> bool:

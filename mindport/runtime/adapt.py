@@ -166,7 +166,7 @@ def layer_attribute(layer: Any, name: str, refuse_shadowed: bool = True) -> Any:
             and _measured_class(layer, rows) else None
         if shadowed is not None and name not in _WEIGHTS_AND_BUFFERS:
             # a setting MindSpore's class holds under torch's name with another value (measured): loud, not wrong
-            # (an AdaptiveMaxPool3d's output_size is a Tensor there); weights and buffers are read (init calls convert)
+            # (an AdaptiveMaxPool3d's output_size is a Tensor there); a Conv1d's 4-D weight stays (init calls convert)
             raise AttributeError(f"mindport: {entry.torch}.{name}: {shadowed}; keep the value you passed to the layer")
     for part in path.split("."):
         layer = getattr(layer, part)

@@ -61,8 +61,8 @@ def _fans(tensor):
 
 def calculate_fan_in_and_fan_out(tensor):
     """torch.nn.init._calculate_fan_in_and_fan_out (private in torch, called by model code that bounds a bias the way
-    torch's layers do): (fan_in, fan_out) from the shape. Weights keep torch's layout in MindSpore (mindport's Conv1d
-    holds torch's 3-D weight; MindSpore's own 4-D one has the same receptive field), so the fans are torch's."""
+    torch's layers do): (fan_in, fan_out) from the shape. Weights keep torch's layout in MindSpore (a Conv1d weight is
+    4-D there, with the same receptive field), so the fans are torch's."""
     return _fans(tensor)
 
 

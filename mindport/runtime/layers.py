@@ -1396,8 +1396,7 @@ def _norm_except_dim(v, dim):
 
 
 def _conv1d_axis(module) -> bool:
-    """A Conv1d/Conv1dTranspose: MindSpore's own keeps its weight with an extra size-1 axis 2 ((out, in, 1, k);
-    torch's is 3-D); mindport.runtime.layers' hold torch's 3-D one (the weight's rank tells them apart)."""
+    """MindSpore's Conv1d/Conv1dTranspose weight has an extra size-1 axis 2 ((out, in, 1, k); torch's is 3-D)."""
     return isinstance(module, (nn.Conv1d, nn.Conv1dTranspose))
 
 
@@ -1464,9 +1463,8 @@ def _reparametrized_class(cls, marker: str, hook: tuple, compute):
 
 
 def _torch_layout(module, name: str):
-    """The value of ``name`` in torch's layout, and whether it was squeezed (the 4-D weight of MindSpore's own
-    Conv1d loses its size-1 axis 2, so the reparametrized tensors keep torch's 3-D shape and checkpoint names land
-    as they are; mindport.runtime.layers.Conv1d's weight is torch's 3-D one already)."""
+    """The value of ``name`` in torch's layout, and whether it was squeezed (a Conv1d's weight loses MindSpore's
+    size-1 axis 2, so the reparametrized tensors keep torch's 3-D shape and checkpoint names land as they are)."""
     weight = getattr(module, name)
     squeezed = _conv1d_axis(module) and name == "weight" and weight.ndim == 4 and weight.shape[2] == 1
     return weight, (weight.value().squeeze(2) if squeezed else weight.value()), squeezed
@@ -1476,7 +1474,7 @@ def weight_norm(module, name="weight", dim=0):
     """torch.nn.utils.weight_norm: the parameter ``name`` becomes ``name_g`` (its norm over every axis but ``dim``)
     and ``name_v`` (its direction), and the Cell computes ``name = v * g / ||v||`` each time it reads it, so training
     updates g and v as in torch and torch's ``weight_g``/``weight_v`` checkpoint entries land by name. A Conv1d's
-    g and v keep torch's 3-D layout (MindSpore's own Conv1d weight has an extra size-1 axis). Returns the Cell."""
+    g and v keep torch's 3-D layout (MindSpore's Conv1d weight has an extra size-1 axis). Returns the Cell."""
     if getattr(type(module), "_mp_weight_norm", None) is not None:
         raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
     own = _parameter_name(module, name)  # an Embedding's weight is its embedding_table
@@ -1637,41 +1635,13 @@ def _torch_1d(value):
 _CONV1D_SETTINGS = ("kernel_size", "stride", "dilation", "padding")
 
 
-def _torch_weight(layer) -> None:
-    """A 1-D convolution's weight as torch holds it, 3-D ``(out, in/groups, k)`` (a transposed one's ``(in,
-    out/groups, k)``), where MindSpore's Conv1d/Conv1dTranspose keep it 4-D with a size-1 axis 2 for their 2-D
-    kernel: the Parameter ``weight`` replaced by one of torch's shape, the same values (its draw is the same: the
-    fans of ``(out, in, 1, k)`` are those of ``(out, in, k)``). Every read of ``.weight`` (its shape, ``dim()``,
-    ``[..., 0]``, ``view``, ``numel``, ``F.conv1d(x, conv.weight)``), ``parameters()``, ``state_dict()`` and torch's
-    checkpoints then agree with torch's; the construct gives the kernel its axis back (:func:`_kernel_2d`).
-
-    The values are read on the host (``asnumpy``; bfloat16, which numpy lacks, through a float32 cast), not with
-    ``weight.value()`` (MindSpore's Load): measured on MindSpore 2.10, a Parameter resized in place
-    (``set_data(..., slice_shape=True)``) still loaded as the 4-D tensor, and with the dropped 4-D Parameter
-    loaded once, 14 GRAPH_MODE tests of weight_norm'd and lazy layers run after the converter tests in one process
-    compiled other functions' graphs (each passed alone)."""
-    weight = layer.weight
-    dtype = weight.dtype
-    host = weight.asnumpy() if dtype != ms.bfloat16 else weight.astype(ms.float32).asnumpy()
-    value = ms.Tensor(host.squeeze(2), dtype=dtype)
-    layer.weight = Parameter(value, name=weight.name, requires_grad=weight.requires_grad)
-
-
-def _kernel_2d(weight):
-    """A 1-D convolution's 3-D weight (torch's layout) as the 4-D kernel of MindSpore's 2-D primitive; a 4-D one
-    (MindSpore's own Conv1d's, handed to a function) as it is."""
-    return ops.expand_dims(weight, 2) if weight.ndim == 3 else weight
-
-
 class Conv1d(nn.Conv1d):
-    """torch.nn.Conv1d: MindSpore's Conv1d with torch's surface. Its kernel_size, stride, dilation and padding read
-    back as torch's 1-tuples: MindSpore runs a Conv1d as a 2-D convolution and keeps them as (1, k) (padding
-    (0, 0, p, p)), so code that computes a causal or "same" padding from ``conv.kernel_size[0]``/``conv.stride[0]``
-    (EnCodec's SConv1d) read 1; ``padding='same'`` reads back as 'same', and torch's ``padding='valid'`` (converted
-    to ``pad_mode='valid'`` with the explicit zero pair ``padding=(0, 0)``, which MindSpore's Conv1d refuses as a
-    tuple) as 'valid'. Its weight is torch's 3-D ``(out, in/groups, k)`` (:func:`_torch_weight`), given its size-1
-    axis back for MindSpore's 2-D primitive in construct. The convolution is MindSpore's, built before the
-    attributes change. Takes torch's unbatched ``(C, L)`` input too."""
+    """torch.nn.Conv1d: MindSpore's Conv1d, whose kernel_size, stride, dilation and padding read back as torch's
+    1-tuples. MindSpore runs a Conv1d as a 2-D convolution and keeps them as (1, k) (padding (0, 0, p, p)), so code
+    that computes a causal or "same" padding from ``conv.kernel_size[0]``/``conv.stride[0]`` (EnCodec's SConv1d)
+    read 1; ``padding='same'`` reads back as 'same', and torch's ``padding='valid'`` (converted to ``pad_mode='valid'``
+    with the explicit zero pair ``padding=(0, 0)``, which MindSpore's Conv1d refuses as a tuple) as 'valid'. The
+    convolution itself is MindSpore's, built before the attributes change."""
 
     def __init__(self, *args, **kwargs):
         valid = kwargs.get("pad_mode") == "valid" and isinstance(kwargs.get("padding"), tuple)
@@ -1684,18 +1654,6 @@ class Conv1d(nn.Conv1d):
             self.padding = "same"
         if valid:
             self.padding = "valid"
-        _torch_weight(self)
-
-    def construct(self, x):
-        if x.ndim == 2:  # torch's unbatched (C, L) input
-            return ops.squeeze(self._batched(ops.expand_dims(x, 0)), 0)
-        return self._batched(x)
-
-    def _batched(self, x):
-        out = self.conv2d(ops.expand_dims(x, 2), _kernel_2d(self.weight))
-        if self.has_bias:
-            out = self.bias_add(out, self.bias)
-        return ops.squeeze(out, 2)
 
 
 def _torch_pad(padding, dims):
@@ -1756,17 +1714,16 @@ ModePaddedConv3d = _mode_padded(nn.Conv3d, nn.Conv3d, 3, "Conv3d")
 
 class Conv1dTranspose(nn.Conv1dTranspose):
     """torch.nn.ConvTranspose1d: MindSpore's Conv1dTranspose with kernel_size, stride, dilation and padding read back
-    as torch's 1-tuples and its weight torch's 3-D ``(in, out/groups, k)`` (see :class:`Conv1d`). MindSpore's
-    construct reads its own 2-D settings to size the output; they are kept under ``_ms_<name>`` and this construct
-    sizes the output from them. ``output_padding`` is torch's (MindSpore's Conv1dTranspose has none): the output
-    ``output_padding`` longer at the end (:func:`_transposed_window`)."""
+    as torch's 1-tuples (see :class:`Conv1d`). MindSpore's construct reads its own 2-D settings to size the output;
+    they are kept under ``_ms_<name>`` and this construct sizes the output from them. ``output_padding`` is torch's
+    (MindSpore's Conv1dTranspose has none): the output ``output_padding`` longer at the end
+    (:func:`_transposed_window`)."""
 
     def __init__(self, *args, output_padding=0, **kwargs):
         super().__init__(*args, **kwargs)
         for name in _CONV1D_SETTINGS:
             setattr(self, "_ms_" + name, getattr(self, name))
             setattr(self, name, _torch_1d(getattr(self, name)))
-        _torch_weight(self)
         self.output_padding = _per_axis(output_padding, 1)
         # MindSpore's 2-D form, as _ms_padding: the output padding past the crop of the padding
         self._geometry = _transpose_geometry(self, (0,) + self.output_padding) if self.output_padding[0] else None
@@ -1786,7 +1743,7 @@ class Conv1dTranspose(nn.Conv1dTranspose):
                                       pad[0] + pad[1])
         w_out = _deconv_output_length(self.is_valid, self.is_same, self.is_pad, w, kernel[1], stride[1], dilation[1],
                                       pad[2] + pad[3])
-        out = self.conv2d_transpose(x, _kernel_2d(self.weight), (n, self.out_channels, h_out, w_out))
+        out = self.conv2d_transpose(x, self.weight, (n, self.out_channels, h_out, w_out))
         if self.has_bias:
             out = self.bias_add(out, self.bias)
         return ops.squeeze(out, 2)
@@ -1860,7 +1817,6 @@ def _transposed_window(layer, weight, x, geometry, size=None):
     one_d = len(x.shape) == 3  # a ConvTranspose1d's input, computed in MindSpore's 2-D form
     if one_d:
         x = ops.expand_dims(x, 2)
-        weight = _kernel_2d(weight)  # torch's 3-D layout (mindport's Conv1dTranspose) for the 2-D primitive
         if size is not None:
             size = (1,) + tuple(size)
     full = ()
@@ -2051,10 +2007,9 @@ def conv_forward(layer, x, weight, bias=None):
 
 
 def _conv1d_forward(layer, x, weight, bias):
-    """MindSpore's own Conv1d keeps its settings as a Conv2d's over a height of 1 (stride ``(1, s)``, dilation
-    ``(1, d)``, padding ``(0, 0, left, right)``) and its weight 4-D ``(out, in/groups, 1, k)``; mindport's Conv1d
-    torch's 1-tuples and 3-D weight: the 1-D convolution with either, a 4-D weight taken as its own (torch's 3-D one
-    as it is)."""
+    """A MindSpore Conv1d keeps its settings as a Conv2d's over a height of 1 (stride ``(1, s)``, dilation
+    ``(1, d)``, padding ``(0, 0, left, right)``) and its weight 4-D ``(out, in/groups, 1, k)``: the 1-D convolution
+    with them, a 4-D weight taken as its own (torch's 3-D one as it is)."""
     last = lambda v: v[-1] if isinstance(v, (tuple, list)) else v  # noqa: E731
     mode, padding = layer.pad_mode, layer.padding
     if mode == "pad":

@@ -955,8 +955,8 @@ def _conv(op, input, weight, bias, stride, pad_mode, padding, dilation, groups):
 
 def conv1d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
     """torch.nn.functional.conv1d / torch.conv1d: ops.conv1d (its pad_mode/padding), integer inputs too (see _conv).
-    A 4-D weight (out, in/groups, 1, k) is MindSpore's own Conv1d's (mindport.runtime.layers.Conv1d, which a
-    project reading a Conv1d's weight builds, holds torch's 3-D one): torch's (out, in/groups, k) is its axis 2
+    A 4-D weight (out, in/groups, 1, k) is a MindSpore Conv1d's own (a subclass of torch's Conv1d that convolves
+    with ``self.weight`` in its forward: weight noise, standardisation): torch's (out, in/groups, k) is its axis 2
     dropped. torch refuses a 4-D weight here, so no torch program means anything else by one."""
     if weight.ndim == 4 and weight.shape[2] == 1:
         weight = weight.squeeze(2)

@@ -184,22 +184,13 @@ def test_a_setting_the_cell_holds_without_torchs_value_is_flagged_in_a_subclass(
     result = convert_source(source, "up29.py")
     assert [d.code for d in result.diagnostics] == ["MP104"]
     assert "torch.nn.ConvTranspose2d.output_padding" in result.diagnostics[0].message
-    # a Conv1d subclass's own weight: mindport.runtime.layers.Conv1d holds torch's 3-D layout (session 33; it was
-    # MindSpore's 4-D one, and the read flagged), so its shape reads torch's at every dimension
+    # a Conv1d subclass's own weight is 4-D in MindSpore: its shape read at the kernel's dimension is flagged, as
+    # self.conv.weight.shape[2] is (dimensions 0, 1 and -1 read the same)
     source = source.replace("nn.ConvTranspose2d", "nn.Conv1d").replace(
         "self.output_padding", "self.weight.shape[2], self.weight.shape[-1]")
     result = convert_source(source, "c1d29.py")
-    assert not result.diagnostics, [d.format() for d in result.diagnostics]
-    import mindspore as ms
-    import torch
-
-    t_up = type("Up", (torch.nn.Conv1d,), {"forward": lambda self, x: (super(t_up, self).forward(x),
-                                                                        self.weight.shape[2], self.weight.shape[-1])})
-    namespace: dict = {}
-    exec(compile(result.code, "c1d29_ms.py", "exec"), namespace)  # noqa: S102 - the test's own conversion
-    m_up = namespace["Up"](4, 6, 3)  # the adapter's class: torch's arguments
-    x = np.ones((1, 4, 7), np.float32)
-    assert t_up(4, 6, 3)(torch.tensor(x))[1:] == tuple(m_up(ms.Tensor(x))[1:]) == (3, 3)
+    assert [d.code for d in result.diagnostics] == ["MP104"]
+    assert "torch.nn.Conv1d.weight.shape" in result.diagnostics[0].message
 
 
 def test_the_init_calls_table_is_torchs_own():

@@ -129,7 +129,7 @@ def _conv_cases():
         add(fam, f"{name}(4, 6, 1)", [F(1, 4, *small)], CONV_ATTRS)
         add(fam, f"{name}(4, 6, 3, padding=1)", [F(4, *sp)], CONV_ATTRS)  # unbatched
         add(fam, f"{name}(4, 6, 3, padding=1, bias=False)", [F(2, 4, *sp)], CONV_ATTRS + ("bias",))
-        # the weight's dimensions (mindport's Conv1d holds torch's 3-D weight; MindSpore's own 4-D one shares these)
+        # the weight dimensions a 4-D MindSpore Conv1d weight shares with torch's: read unflagged, torch's values
         add(fam, f"{name}(4, 6, 5, groups=2)", [F(2, 4, *sp)],
             ("weight.shape[0]", "weight.shape[1]", "weight.shape[-1]", "weight.size(0)", "weight.size(1)"))
 

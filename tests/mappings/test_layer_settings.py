@@ -37,7 +37,8 @@ _FLAGGED_READS = {
     "MaxUnpool3d": {"kernel_size", "stride"}, "AdaptiveAvgPool3d": {"output_size"},
     "AdaptiveMaxPool3d": {"output_size"}, "Unfold": {"kernel_size"}, "Fold": {"output_size", "kernel_size"},
     "PairwiseDistance": {"norm"},  # RNN's nonlinearity: derived from its cell since session 15 (reads as torch's)
-    # (Conv1d's and ConvTranspose1d's weight: torch's 3-D layout in mindport.runtime.layers since session 33)
+    # its weight is 4-D in MindSpore: the weight converts, reading its shape is flagged
+    "Conv1d": {"weight"}, "ConvTranspose1d": {"weight"},
 }
 # open: the layer matches torch, an attribute read differs (none since promo13: padding='valid' reads 'valid' and
 # AdaptiveAvgPool2d's output_size what was passed, tests/mappings/test_layer_reads_exact.py)

@@ -583,9 +583,7 @@ def _multi_axis(args: dict[str, Arg]) -> None:
 
 @weight_transform("conv1d_reshape")
 def conv1d_reshape(array, target_shape):
-    """A Conv1d's (ConvTranspose1d's) weight to the Parameter's shape: MindSpore's own Conv1d keeps it 4-D,
-    (out, in/group, 1, k) for torch's (out, in/group, k); mindport.runtime.layers.Conv1d and Conv1dTranspose hold
-    torch's 3-D layout, which this leaves as it is."""
+    """Conv1d weights are 4-D in MindSpore: (out, in/group, 1, k) for torch's (out, in/group, k)."""
     return array.reshape(target_shape)
 
 # ---------------------------------------------------------------------------------------------- value transforms

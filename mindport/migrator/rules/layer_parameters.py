@@ -502,6 +502,24 @@ class LayerParameterNameTransform(Rule):
     def leave_GeneratorExp(self, original_node, updated_node):
         return self._with_settings(original_node, updated_node, "elt")
 
+    def leave_Assign(self, original_node, updated_node):
+        """``self.conv.weight.data = W`` of a Conv1d: MindSpore keeps the weight 4-D (the weight rule
+        ``conv1d_reshape``), so the 3-D value is reshaped to the Parameter's shape (same elements)."""
+        target = original_node.targets[0].target if len(original_node.targets) == 1 else None
+        if not (isinstance(target, cst.Attribute) and target.attr.value == "data"
+                and isinstance(target.value, cst.Attribute)):
+            return updated_node
+        candidates = self._candidates(target.value.value) or []
+        leaf = target.value.attr.value
+        if not candidates or not all(isinstance(c, _Layer) and c.entry.weight_transforms.get(leaf) == "conv1d_reshape"
+                                     for c in candidates):
+            return updated_node
+        self.ctx.converted_sites += 1
+        parameter = updated_node.targets[0].target.value
+        return updated_node.with_changes(value=cst.Call(
+            func=cst.Attribute(value=updated_node.value, attr=cst.Name("reshape")),
+            args=[cst.Arg(cst.Attribute(value=parameter, attr=cst.Name("shape")))]))
+
     def _run_time(self, original_node, updated_node):
         """``self.conv.groups`` of a layer whose class was passed in: ``mp_adapt.layer_attribute(self.conv,
         "groups")``, the member under the name the object's class keeps it (or AttributeError with the reason). In
