@@ -1705,7 +1705,12 @@ def _view_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     if not target or target[0] != dims[0] or any(v < -1 or v == 0 for v in target) \
             or (-1 in target and len(target) != len(dims)):
         return []
-    out = [d if t == -1 else t for t, d in zip(target, dims)] if -1 in target else target
+    return _changed_form([d if t == -1 else t for t, d in zip(target, dims)] if -1 in target else target, dims, rest)
+
+
+def _changed_form(out: list[int], dims: list[int], rest: str) -> list[str]:
+    """``[spec]`` of the input at sizes ``out`` (``rest`` its dtype part), [] when nothing changed or it is over the
+    input size cap."""
     elements = 1
     for v in out:
         elements *= v
@@ -1779,12 +1784,7 @@ def _length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
         while length < 2 * window:
             length *= 2
         out[axis] = max(out[axis], length)
-    elements = 1
-    for v in out:
-        elements *= v
-    if out == dims or elements > MAX_ELEMENTS:
-        return []
-    return ["x".join(map(str, out)) + ":" + rest]
+    return _changed_form(out, dims, rest)
 
 
 def _int_attrs(module) -> list[int]:
