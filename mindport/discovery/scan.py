@@ -800,7 +800,7 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
                 # a size: ``x.view(b, c, opt.height, opt.width)``, ``nn.Linear(opt.hidden_size, ...)`` (PPUU's
                 # ``opt.width`` was guessed 1.5 by its name, a width multiplier: "view(): ... got float")
                 for a in [*(node.args if _last(node.func) in _SIZE_METHODS else []), *_layer_size_arguments(node)]:
-                    for part in _size_parts(a):
+                    for part in _operands(a):
                         if isinstance(part, ast.Attribute):
                             mark(key_of(part), COUNT_KEY)
         if isinstance(node, ast.Subscript) and not (isinstance(node.slice, ast.Constant)
@@ -872,6 +872,18 @@ def _layer_size_arguments(node) -> list:
     if not isinstance(node, ast.Call) or _last(node.func) not in _SIZE_LAYERS:
         return []
     return [*node.args[:_SIZE_LAYERS[_last(node.func)]], *(k.value for k in node.keywords if k.arg in _SIZE_KEYWORDS)]
+
+
+def _operands(expr) -> list:
+    """The nodes of a size expression outside any call in it: ``config.maps * len(config.kernels)`` gives
+    ``config.maps``, never ``config.kernels`` (a list whose length is the size)."""
+    out, todo = [], [expr]
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, ast.Call):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def _size_parts(expr) -> list:

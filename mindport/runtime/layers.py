@@ -1316,10 +1316,12 @@ class Dropout2d(nn.Dropout2d):
             return self._mp_dropout_base(x)
         return F.dropout2d(x, 1.0 - self.keep_prob, True)
 
-    # the base's construct by name, never ``super().construct``: a graph resolves ``super()`` from the instance's
-    # class, so InplaceDropout2d (a subclass, whose _mp_inplace_base is this construct) called this construct again
-    # without end ("Exceed function call depth limit 1000", Atcold/pytorch-PPUU's u_network)
-    _mp_dropout_base = nn.Dropout2d.construct
+    def _mp_dropout_base(self, x):
+        # the base's construct named, never ``super().construct``: a graph resolves ``super()`` from the instance's
+        # class, so InplaceDropout2d (a subclass, whose _mp_inplace_base is this construct) called this construct
+        # again without end ("Exceed function call depth limit 1000", Atcold/pytorch-PPUU's u_network); looked up
+        # at each call, so a patched nn.Dropout2d.construct (mindport.proofs.replay's recorded draws) is the one run
+        return nn.Dropout2d.construct(self, x)
 
 
 class Dropout3d(nn.Dropout3d):
@@ -1331,7 +1333,8 @@ class Dropout3d(nn.Dropout3d):
             return self._mp_dropout_base(x)
         return F.dropout3d(x, 1.0 - self.keep_prob, True)
 
-    _mp_dropout_base = nn.Dropout3d.construct  # by name, as Dropout2d's (InplaceDropout3d in a graph)
+    def _mp_dropout_base(self, x):  # named at each call, as Dropout2d's (InplaceDropout3d in a graph, replay)
+        return nn.Dropout3d.construct(self, x)
 
 
 def _inplace_cell(base, torch_name):

@@ -372,13 +372,14 @@ def test_an_option_compared_with_strings_takes_the_first_one(tmp_path):
     Exception('No FeatureExtraction module specified')``, a required argparse option (no default): the guess 16
     reached the raise. An option compared with strings for equality, without a literal default, now takes the first
     string in source order (the class's own first branch); a comparison by inequality says nothing. Proven."""
-    from mindport.discovery.scan import discover
+    from mindport.discovery.scan import COUNT_KEY, discover
 
     src = tmp_path / "scan"
     src.mkdir()
     (src / "switch.py").write_text(SWITCHED, encoding="utf-8")
     (cand,) = discover(src)
-    assert cand.params[0].attrs == {"Stage": "'Conv'", "channels": None, "Head": None}, cand.params[0].attrs
+    # channels: handed to nn.Conv2d as a size, so a count (session 33: a namespace key read as a size)
+    assert cand.params[0].attrs == {"Stage": "'Conv'", "channels": COUNT_KEY, "Head": None}, cand.params[0].attrs
     models = _prove(tmp_path, {"switch.py": SWITCHED}, "switch.py:*")
     switch = models["switch.py:Switch"]
     assert switch["status"] == "proven", switch
