@@ -26,6 +26,7 @@ import os
 import pickle
 import shutil
 import tempfile
+import types
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -57,6 +58,10 @@ def _primitive(cls, attrs: dict):
     return cls(**attrs)
 
 
+def _bound(func, obj):
+    return types.MethodType(func, obj)
+
+
 class _Pickler(pickle.Pickler):
     """pickle's Pickler, with MindSpore's objects inside any object (a whole Cell's attributes) made picklable:
     tensors as numpy arrays (Parameters with their name and flag), primitives as their class and init arguments."""
@@ -68,6 +73,11 @@ class _Pickler(pickle.Pickler):
             return _tensor, (obj.asnumpy(), None, None)
         if isinstance(obj, ms.ops.Primitive) and isinstance(getattr(obj, "init_attrs", None), dict):
             return _primitive, (type(obj), dict(obj.init_attrs))
+        if isinstance(obj, types.MethodType) and getattr(type(obj.__self__), obj.__func__.__name__, None) \
+                is not obj.__func__:
+            # a function bound on the instance itself (mindport.runtime.training's Dropout keeping its masks sets
+            # its construct so): pickle's own form looks the name up on the object when loading, where it is none
+            return _bound, (obj.__func__, obj.__self__)
         return NotImplemented
 
 
