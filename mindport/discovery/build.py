@@ -2060,28 +2060,30 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             smaller(origin, ctor)
             continue
         model.eval()
-        fwd = _handed_forward_use(model, cand["forward"] or [])
-        tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
-        # after the first layer's forms: the image the constructor was told of (``ViT(in_c=3, img_size=32, patch=8)``
-        # unfolds its input into patches before its first Linear, which takes a patch's flattened length)
-        tries += [s for s in constructor_images(cand["params"], ctor) if s not in tries]
-        # first: a forward whose first argument is a number (a length it makes positions from)
-        tries = [s for s in number_inputs(fwd) if s not in tries] + tries
-        sequences = [s for s in sequence_inputs(model, fwd, tries) if s not in tries]
-        # after the tensor forms; first for an argument the forward unpacks (``x, y = inputs``: a tensor of two rows
-        # would unpack too)
-        unpacked = any(p.get("use") == "sequence" and p.get("length") for p in fwd)
-        tries = sequences + tries if unpacked else tries + sequences
-        # first: an argument read by key takes no tensor
-        tries = [s for s in mapping_inputs(fwd, tries) if s not in tries] + tries
-        # first: the sizes the forward asserts (``assert x.size(1) == 2``)
-        tries = [s for s in sized_inputs(model, fwd, tries) if s not in tries] + tries
-        # first of all: what a container's forward handed this class, recorded at this construction
-        handed = [ob["inputs"] for ob in seen_inputs if ob["ctor"] in (None, ctor)]
-        tries = handed + [s for s in tries if s not in handed]
         if _takes_no_input(model):  # forward(self): a learned table or a constant the module gives (gitE0Z9/
             # pytorch-implementations' ChannelVector returns its parameter), called with nothing
-            tries = [[]]
+            fwd, handed, tries = [], [], [[]]
+        else:
+            fwd = _handed_forward_use(model, cand["forward"] or [])
+            tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
+            # after the first layer's forms: the image the constructor was told of (``ViT(in_c=3, img_size=32,
+            # patch=8)`` unfolds its input into patches before its first Linear, which takes a patch's flattened
+            # length)
+            tries += [s for s in constructor_images(cand["params"], ctor) if s not in tries]
+            # first: a forward whose first argument is a number (a length it makes positions from)
+            tries = [s for s in number_inputs(fwd) if s not in tries] + tries
+            sequences = [s for s in sequence_inputs(model, fwd, tries) if s not in tries]
+            # after the tensor forms; first for an argument the forward unpacks (``x, y = inputs``: a tensor of two
+            # rows would unpack too)
+            unpacked = any(p.get("use") == "sequence" and p.get("length") for p in fwd)
+            tries = sequences + tries if unpacked else tries + sequences
+            # first: an argument read by key takes no tensor
+            tries = [s for s in mapping_inputs(fwd, tries) if s not in tries] + tries
+            # first: the sizes the forward asserts (``assert x.size(1) == 2``)
+            tries = [s for s in sized_inputs(model, fwd, tries) if s not in tries] + tries
+            # first of all: what a container's forward handed this class, recorded at this construction
+            handed = [ob["inputs"] for ob in seen_inputs if ob["ctor"] in (None, ctor)]
+            tries = handed + [s for s in tries if s not in handed]
         seen = []
         input_errors = []
         hinted = optional = fitted = 0

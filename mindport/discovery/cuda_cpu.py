@@ -2,8 +2,8 @@
 
 A repository written for a GPU calls ``.cuda()`` in its constructor or forward, or makes tensors with
 ``device='cuda'`` ("Torch not compiled with CUDA enabled": FEDformer's AutoCorrelation, SincNet's sinc_conv,
-shap-e's MLPs), or hands a tensor's ``get_device()`` on as a device (-1 on the CPU). The computation is the same on the CPU, and the converted code has no device at all (the converter
-drops ``.cuda()``, ``.to('cuda')`` and ``device=``), so the torch reference is run on the CPU: ``Tensor.cuda`` and
+shap-e's MLPs), or hands a tensor's ``get_device()`` on as a device (-1 on the CPU). The computation is the same on
+the CPU, and the converted code has no device at all (the converter drops ``.cuda()``, ``.to('cuda')`` and ``device=``), so the torch reference is run on the CPU: ``Tensor.cuda`` and
 ``Module.cuda`` return their object, and a CUDA device (or a device ordinal) given to ``.to`` or to a tensor factory
 is the CPU.
 ``torch.cuda.is_available()`` stays False: code that asks keeps its CPU branch.
@@ -61,26 +61,20 @@ def install() -> None:
     torch.Tensor.cuda = same
     torch.nn.Module.cuda = same
 
-    def on_cpu(original):
+    def on_cpu(original, method=False):
+        """``original`` with CUDA devices given to it as the CPU; a ``method`` (``.to``) takes a device ordinal as its
+        first argument too (a factory's ints are sizes)."""
         @functools.wraps(original)
         def call(*args, **kwargs):
+            if method and len(args) > 1 and _ordinal(args[1]):  # x.to(x.get_device()), x.to(0)
+                args = (args[0], "cpu", *args[2:])
             args, kwargs = _cpu_args(args, kwargs)
             return original(*args, **kwargs)
 
         return call
 
-    def moved_to_cpu(original):
-        @functools.wraps(original)
-        def call(self, *args, **kwargs):
-            if args and _ordinal(args[0]):  # x.to(x.get_device()), x.to(0)
-                args = ("cpu", *args[1:])
-            args, kwargs = _cpu_args(args, kwargs)
-            return original(self, *args, **kwargs)
-
-        return call
-
-    torch.Tensor.to = moved_to_cpu(torch.Tensor.to)
-    torch.nn.Module.to = moved_to_cpu(torch.nn.Module.to)
+    torch.Tensor.to = on_cpu(torch.Tensor.to, method=True)
+    torch.nn.Module.to = on_cpu(torch.nn.Module.to, method=True)
     from torch.jit import _builtins
 
     table = _builtins._get_builtin_table()

@@ -796,13 +796,12 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
             if _last(node.func) == "range":
                 for a in node.args:
                     mark(key_of(a), COUNT_KEY)
-            if _last(node.func) in _SIZE_METHODS or _layer_size_arguments(node):
-                # a size: ``x.view(b, c, opt.height, opt.width)``, ``nn.Linear(opt.hidden_size, ...)`` (PPUU's
-                # ``opt.width`` was guessed 1.5 by its name, a width multiplier: "view(): ... got float")
-                for a in [*(node.args if _last(node.func) in _SIZE_METHODS else []), *_layer_size_arguments(node)]:
-                    for part in _operands(a):
-                        if isinstance(part, ast.Attribute):
-                            mark(key_of(part), COUNT_KEY)
+            # a size: ``x.view(b, c, opt.height, opt.width)``, ``nn.Linear(opt.hidden_size, ...)`` (PPUU's
+            # ``opt.width`` was guessed 1.5 by its name, a width multiplier: "view(): ... got float")
+            for a in [*(node.args if _last(node.func) in _SIZE_METHODS else []), *_layer_size_arguments(node)]:
+                for part in _operands(a):
+                    if isinstance(part, ast.Attribute):
+                        mark(key_of(part), COUNT_KEY)
         if isinstance(node, ast.Subscript) and not (isinstance(node.slice, ast.Constant)
                                                     and isinstance(node.slice.value, str)):
             mark(key_of(node.value), SEQUENCE_KEY)

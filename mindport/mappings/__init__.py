@@ -270,13 +270,9 @@ def _entry_from_table(raw: dict, source: str) -> Entry:
         switch={k: dict(v) for k, v in raw.get("switch", {}).items()},
         graph=raw.get("graph", ""), starts_training=_flag(raw, "starts_training", where),
         called=_called(raw, kind, where), attributes=_attributes(raw, kind, where),
-        keeps_dtype=_keeps_dtype(raw, kind, torch_name, where),
+        keeps_dtype=_in_place_flag(raw, "keeps_dtype", kind, torch_name, where),
         metadata_only=_in_place_flag(raw, "metadata_only", kind, torch_name, where),
     )
-
-
-def _keeps_dtype(raw: dict, kind: str, torch_name: str, where: str) -> bool:
-    return _in_place_flag(raw, "keeps_dtype", kind, torch_name, where)
 
 
 def _in_place_flag(raw: dict, key: str, kind: str, torch_name: str, where: str) -> bool:
