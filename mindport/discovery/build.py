@@ -988,7 +988,8 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
     import torch.nn as nn
 
     known = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d, nn.Linear,
-             nn.Embedding, nn.EmbeddingBag, nn.RNNBase, nn.LayerNorm, nn.modules.batchnorm._BatchNorm, nn.GroupNorm)
+             nn.Embedding, nn.EmbeddingBag, nn.RNNBase, nn.LayerNorm, nn.modules.batchnorm._BatchNorm, nn.GroupNorm,
+             nn.Unfold)
     layers = [m for m in model.modules() if isinstance(m, known)]
     first = layers[0] if layers else None
     required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
@@ -1001,7 +1002,7 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
     elif isinstance(first, nn.RNNBase):
         feeding = [m for m in layers if isinstance(m, nn.Embedding) and m.embedding_dim == first.input_size]
         first = feeding[0] if feeding else first
-    specs = _layer_specs(first)
+    specs = _unfold_specs(model, first) if isinstance(first, nn.Unfold) else _layer_specs(first)
     # the first layer registered is not always the first applied (Graph-WaveNet registers its dilated convolutions
     # before its start_conv): the layer of the same kind that takes the fewest channels is tried next
     if isinstance(first, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Linear)):
@@ -1011,7 +1012,7 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
             specs += [sp for sp in _layer_specs(fewest) if sp not in specs]
     specs = [sp for sp in _grid_specs(model, specs) if sp not in specs] + specs
     channels_first = isinstance(first, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
-                                        nn.ConvTranspose3d, nn.modules.batchnorm._BatchNorm, nn.GroupNorm))
+                                        nn.ConvTranspose3d, nn.modules.batchnorm._BatchNorm, nn.GroupNorm, nn.Unfold))
     if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
         sizes = sorted({v for m in model.modules() for v in _int_attrs(m)} | {16}, key=lambda v: v != 16)[:3]
         specs = [f for v in sizes for f in (f"2x{v}:float32", f"2x8x{v}:float32", f"2x{v}x32x32:float32",
@@ -1119,7 +1120,7 @@ def _model_forms(model, param: dict, spec: str) -> list[str]:
     return []
 
 
-_KNOWN_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear",
+_KNOWN_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear", "Unfold",
                  "Embedding", "EmbeddingBag", "RNNBase", "LayerNorm", "_BatchNorm", "GroupNorm")
 
 
@@ -1489,6 +1490,19 @@ def _layer_specs(first) -> list[str]:
         c = first.num_channels
         specs = [f"2x{c}x32x32:float32", f"2x{c}x32:float32"]
     return specs
+
+
+def _unfold_specs(model, unfold) -> list[str]:
+    """Images for a model that unfolds its input into patches first (T2T-ViT's ``soft_split0 = nn.Unfold(kernel_size=
+    (7, 7), ...)``, then a Linear over a patch's ``C * 7 * 7`` values): ``C`` from the first Linear whose width is a
+    multiple of the kernel's area (3 when none is), at a few sizes."""
+    import torch.nn as nn
+
+    kernel = unfold.kernel_size if isinstance(unfold.kernel_size, tuple) else (unfold.kernel_size,) * 2
+    area = kernel[0] * kernel[-1]
+    c = next((m.in_features // area for m in model.modules()
+              if isinstance(m, nn.Linear) and m.in_features % area == 0), 3)
+    return [f"2x{c}x32x32:float32", f"2x{c}x64x64:float32", f"1x{c}x224x224:float32"]
 
 
 def _to_rank(spec: str, rank: int, channels_first: bool | None) -> list[str]:

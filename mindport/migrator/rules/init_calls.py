@@ -85,6 +85,8 @@ class InitTransform(Rule):
         self._converted_zips: dict[int, cst.BaseExpression] = {}  # that zip call (original) -> converted
         self._arguments: list[set[str]] = [set()]  # the enclosing functions' parameters (self and cls left out)
         self._data_receivers: set[int] = set()  # p.data given to an nn.init function: filled as p (leave_Attribute)
+        self._plain_members: list[set[str]] = [set()]  # per function: self.X last assigned a fresh tensor (not a
+        # Parameter): ``self.w = torch.randn(m, d)`` then ``nn.Parameter(nn.init.orthogonal_(self.w))``
 
     def visit_Call(self, node: cst.Call) -> None:
         """``nn.init.<fn>_(p.data, ...)``: its ``p.data`` becomes ``p`` (leave_Attribute), for the native rewrite and
@@ -114,16 +116,32 @@ class InitTransform(Rule):
                 if isinstance(t.target, cst.Name):
                     bound.setdefault(t.target.value, []).append(assign.value)
         self._zips.append({k: v[0] for k, v in bound.items() if len(v) == 1 and _zip_call(v[0])})
+        self._plain_members.append(set())
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._arguments.pop()
         self._zips.pop()
+        self._plain_members.pop()
         return updated_node
 
     def leave_Assign(self, original_node, updated_node):
         if self._zips and any(v is original_node.value for v in self._zips[-1].values()):
             self._converted_zips[id(original_node.value)] = updated_node.value  # rebuilt before the loop
+        for target in original_node.targets:  # after the value: nn.Parameter(init(self.w)) still saw the tensor
+            if isinstance(target.target, cst.Attribute):
+                member = compact_source(target.target)
+                if self._fresh_tensor(original_node.value):
+                    self._plain_members[-1].add(member)
+                else:
+                    self._plain_members[-1].discard(member)
         return updated_node
+
+    def _fresh_tensor(self, value: cst.BaseExpression) -> bool:
+        """A torch function's tensor (``torch.randn(m, d)``, ``torch.empty(n)``, ``torch.Tensor(a, b)``): a plain
+        Tensor in MindSpore, with no ``set_data``; not a Parameter, a layer or anything of ``torch.nn``."""
+        qual = self.scope.resolve_torch(value.func) if isinstance(value, cst.Call) else None
+        return qual is not None and qual.startswith("torch.") and not qual.startswith("torch.nn.") \
+            and qual.rpartition(".")[0] in ("torch", "torch.Tensor") and qual != "torch.Tensor.__call__"
 
     EXAMPLES = (
         Example(
@@ -387,8 +405,9 @@ class InitTransform(Rule):
         if isinstance(tensor, cst.Name) and tensor.value in self._arguments[-1]:
             return updated_node  # a helper's argument (TabM's _init_rsqrt_uniform_(tensor, d), given a Parameter and
             # a fresh ops.zeros): a Parameter or a plain Tensor, known at run time; the runtime init fills either
-        if not _parameter_reference(tensor, self.scope):
-            return updated_node  # a fresh tensor (nn.init.orthogonal_(torch.randn(d, d))): the table's runtime init
+        if not _parameter_reference(tensor, self.scope) or compact_source(tensor) in self._plain_members[-1]:
+            return updated_node  # a fresh tensor (nn.init.orthogonal_(torch.randn(d, d)), or a member last given
+            # one: self.w = torch.randn(m, d)): the table's runtime init
         if isinstance(tensor, cst.Attribute) and ((compact_source(tensor.value), tensor.attr.value) in self._computed
                                                   or (compact_source(tensor.value), None) in self._computed):
             return updated_node  # a weight-normed layer's computed weight (a Tensor): the table's runtime init fills
