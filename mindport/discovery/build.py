@@ -18,7 +18,8 @@ import signal
 import sys
 import time
 
-MAX_PARAMS = 40_000_000  # bigger models are not built: parity on CPU would take minutes each
+MAX_PARAMS = 100_000_000  # bigger models are not built: parity on CPU would take minutes each (ViT-B/16's 86 M,
+# AlexNet's 61 M and ResNet-152's 60 M are in; VGG-16's 138 M is not)
 MAX_ELEMENTS = 3_000_000  # of one input
 
 _INT_HINTS = [  # (name pattern, value) for required int-like parameters without default
@@ -846,6 +847,9 @@ def _layered_value(param: dict, size: int) -> str | None:
     return "[" + ", ".join([pair] * (param.get("length") or 2)) + "]"
 
 
+_LOGGER_KEY = re.compile(r"(\w+_)?logger")  # a configuration's logger object (never a size)
+
+
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
     from mindport.discovery.scan import COUNT_KEY, FLAG_KEY, GET_KEY, IN_KEY, NONE_KEY, SEQUENCE_KEY
 
@@ -864,6 +868,9 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
                          str(size))
         elif key == "shape" and default is None:  # envs.single_observation_space.shape: a shape is a tuple
             value = f"({size},)"
+        elif default is None and _LOGGER_KEY.fullmatch(key.lower()):  # args.logger.info(...) (Orca0917's FastSpeech2
+            # keeps its logger in the configuration): a logger that records nothing at the builder's level
+            value = "__import__('logging').getLogger('mindport.discovery.stand-in')"
         elif default == SEQUENCE_KEY:  # options['fc_lay'][i]: a list, each item of the key's kind
             item = small_value(key, "", size, last_resort=True)
             item = "'relu'" if re.search(r"(^|_)act", key.lower()) else "False" if re.search(
@@ -1011,6 +1018,11 @@ def first_layer_inputs(model, fwd_params: list[dict]) -> list[list[str]]:
         if size(fewest) != size(first):
             specs += [sp for sp in _layer_specs(fewest) if sp not in specs]
     specs = [sp for sp in _grid_specs(model, specs) if sp not in specs] + specs
+    weight = getattr(first, "weight", None)
+    if getattr(weight, "dtype", None) is not None and str(weight.dtype) == "torch.float64":
+        # a layer built in float64 (``nn.Linear(n, h, dtype=torch.float64)``: Orca0917's AutoRec) takes float64
+        # ("mat1 and mat2 must have the same dtype, but got Float and Double" for float32)
+        specs = [sp.replace(":float32", ":float64") for sp in specs]
     channels_first = isinstance(first, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d,
                                         nn.ConvTranspose3d, nn.modules.batchnorm._BatchNorm, nn.GroupNorm, nn.Unfold))
     if not specs:  # no layer of a known kind first (parameters used directly, functional code): common forms
@@ -1679,7 +1691,8 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     shape, _, rest = spec.partition(":")
     dims = [int(v) for v in shape.split("x")]
     longer = _length_hint(problem, dims, rest) or _fixed_length_hint(problem, dims, rest) or _view_hint(problem, dims,
-                                                                                                      rest)
+                                                                                                      rest) \
+        or _permuted_hint(problem, dims, rest)
     if longer:
         return longer
     m = re.search(r"to have (\d+) channels, but got (\d+) channels", problem)
@@ -1701,9 +1714,41 @@ def _size_hint(problem: str, spec: str) -> list[str]:
         if axis != len(dims) - 1 and 0 < dims[axis] - (got - wanted) != dims[axis]:
             dims[axis] -= got - wanted
             return ["x".join(map(str, dims)) + ":" + rest]
-        return []
+        return _moved_channels_hint(dims, rest, wanted, got) if axis == len(dims) - 1 else []
     dims[axis] = size // got
     return ["x".join(map(str, dims)) + ":" + rest]
+
+
+def _permuted_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """The input with two axes swapped, when the forward permutes it before a recurrent layer that got one axis where
+    it wanted the other's size: ``x.permute(0, 2, 1)`` of a (B, 1, T) signal before ``LSTM(input_size=1,
+    batch_first=True)`` refuses 2 x 8 x 1 ("input.size(-1) must be equal to input_size. Expected 1, got 8") and takes
+    2 x 1 x 8. [] when the two sizes are not both on non-batch axes of the input."""
+    m = re.search(r"input\.size\(-1\) must be equal to input_size\. Expected (\d+), got (\d+)", problem)
+    if m is None or rest.startswith("int"):
+        return []
+    wanted, got = int(m.group(1)), int(m.group(2))
+    if wanted not in dims[1:] or got not in dims[1:] or wanted == got:
+        return []
+    i, j = dims.index(wanted, 1), dims.index(got, 1)
+    out = list(dims)
+    out[i], out[j] = out[j], out[i]
+    return _changed_form(out, dims, rest)
+
+
+def _moved_channels_hint(dims: list[int], rest: str, wanted: int, got: int) -> list[str]:
+    """A channels-first field the forward moves to the last axis, with a few coordinates appended, before its first
+    Linear (a Fourier neural operator: ``x.permute(0, 2, 1)``, ``cat((x, grid), dim=-1)``, ``fc0 = Linear(d_in + 1,
+    width)``): the Linear got an axis of the input plus ``k`` <= 3 values ("mat1 and mat2 shapes cannot be multiplied
+    (4x17 and 2x64)" for 2x16x2: axis 1, 16 + 1) and wants ``wanted``, so that axis is ``wanted - k`` channels; the
+    field at 32 points per spatial axis first (its spectral layers keep up to 16 modes), then at the sizes tried."""
+    for axis in range(1, len(dims) - 1):
+        extra = got - dims[axis]
+        if 0 <= extra <= 3 and wanted - extra >= 1:
+            moved = [*dims[:axis], wanted - extra, *dims[axis + 1:]]
+            field = [v if i in (0, axis) else max(v, 32) for i, v in enumerate(moved)]
+            return list(dict.fromkeys(_changed_form(field, dims, rest) + _changed_form(moved, dims, rest)))
+    return []
 
 
 def _view_hint(problem: str, dims: list[int], rest: str) -> list[str]:

@@ -1,5 +1,5 @@
 """The MindSpore twin of ``mindport.discovery.passthrough_torch.Passthrough``: a Cell returning its first argument,
-any others accepted (GRAPH_MODE compiles it)."""
+any others accepted (GRAPH_MODE compiles it), with the same unread parameter."""
 from __future__ import annotations
 
 import hashlib
@@ -11,6 +11,12 @@ from mindspore import nn
 
 
 class Passthrough(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        import mindspore
+
+        self.anchor = mindspore.Parameter(mindspore.ops.zeros(1, mindspore.float32))
+
     def construct(self, x, *args, **kwargs):
         return x
 

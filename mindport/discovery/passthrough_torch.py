@@ -1,13 +1,20 @@
 """The builder's stand-in for a constructor argument that is a sub-module (``attention``, ``model``, ``fn``): a torch
 module that returns its first argument and accepts any others (``self.attention(x, x, x, attn_mask=mask)``,
-``self.model(x, t)``), where ``nn.Identity`` took one argument only. Its MindSpore twin:
+``self.model(x, t)``), where ``nn.Identity`` took one argument only. It holds one parameter its forward never
+reads, so a class that asks the module handed to it where it lives (``self.device = next(model.parameters()).device``:
+a policy wrapper, an EMA) finds one ("StopIteration" otherwise). Its MindSpore twin:
 ``mindport.discovery.passthrough_ms``."""
 from __future__ import annotations
 
+import torch
 import torch.nn as nn
 
 
 class Passthrough(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.anchor = nn.Parameter(torch.zeros(1))
+
     def forward(self, x, *args, **kwargs):
         return x
 

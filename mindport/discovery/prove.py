@@ -52,7 +52,7 @@ class ProveSettings:
     seed: int = 0
     stub_missing: bool = False  # modules this machine lacks are stand-ins (mindport.discovery.stubs)
     observe: bool = False  # the builder records the torch calls' facts (mindport.observed) for prove_models' before_proof
-    max_params: int = 40_000_000  # bigger models are not built (parity on CPU would take minutes each)
+    max_params: int = 100_000_000  # bigger models are not built (build.MAX_PARAMS: parity on CPU takes minutes)
 
 
 def select(candidates: list, pattern: str | None, max_models: int | None, spread: bool = False) -> list:

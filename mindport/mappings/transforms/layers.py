@@ -846,3 +846,39 @@ def _lazy(transform):
 
 call_transform("lazy_conv_transpose2d_padding")(_lazy(conv_transpose2d_padding))
 call_transform("lazy_conv_transpose3d_padding")(_lazy(conv_transpose3d_padding))
+
+
+# --------------------------------------------------------------------------------------------- a layer's dtype
+
+# float32 (or None) as written, the dtype spelled torch's way or already MindSpore's (``ms.float32``)
+_FLOAT32 = re.compile(r"None|(\w+\.)+(float32|float)")
+_OTHER_DTYPE = re.compile(r"(\w+\.)+(float64|double|float16|half|bfloat16)")
+
+
+@call_transform("layer_dtype")
+def layer_dtype(args: dict[str, Arg]) -> None:
+    """A layer built in another dtype (``nn.Linear(n, h, dtype=torch.float64)``): MindSpore's layer takes ``dtype``
+    too (Dense, Conv2d, LayerNorm, BatchNorm, GroupNorm, Embedding...), so a dtype written as torch's is kept (the
+    dtype itself is converted as everywhere: ``ms.float64``); float32 and None are the default, not written (the
+    layer refuses None: "init, dtype and shape must have values at the same time"); a value known at run time
+    (``dtype=dtype``, a factory's argument that is often None) is ``dtype or mindspore.float32``. Dropped before, the
+    port's layer was float32 beside torch's float64, silently."""
+    dtype = args.get("dtype")
+    if dtype is None:
+        return
+    if _FLOAT32.fullmatch(dtype.source.strip()):
+        args.pop("dtype")
+    elif not _OTHER_DTYPE.fullmatch(dtype.source.strip()):
+        args["dtype"] = new(f"{dtype.operand} or mindspore.float32")
+
+
+@call_transform("layer_dtype_float32")
+def layer_dtype_float32(args: dict[str, Arg]) -> None:
+    """A layer whose MindSpore form is built in float32 only (no ``dtype``: LSTM, PReLU, the runtime layers): float32
+    and None are what it is; a dtype written as another of torch's (``dtype=torch.float64``) cannot be had and is
+    flagged (dropping it changed the port's numbers silently); a value known at run time is left out, as torch's
+    factory arguments mostly hold None."""
+    dtype = args.pop("dtype", None)
+    if dtype is not None and _OTHER_DTYPE.fullmatch(dtype.source.strip()):
+        raise Unsupported(f"dtype={dtype.source}: MindSpore's layer is built in float32 only (build it in float32 "
+                          "and cast its parameters, or keep the layer float32)")

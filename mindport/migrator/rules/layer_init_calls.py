@@ -49,7 +49,7 @@ class LayerInitCallTransform(Rule):
                 class ZeroLinear(nn.Dense):
                     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
                         \"\"\"torch.nn.Linear's parameters.\"\"\"
-                        super().__init__(in_channels=in_features, out_channels=out_features, has_bias=bias)
+                        super().__init__(in_channels=in_features, out_channels=out_features, has_bias=bias, dtype=dtype or ms.float32)
                         self.reset_parameters()  # torch.nn.Linear.__init__ calls it; MindSpore's does not
 
                     def reset_parameters(self):

@@ -298,13 +298,14 @@ class ObjectSurfaceTransform(Rule):
                         super().__init__(4, 3)
             """,
             after="""
+                import mindspore as ms
                 from mindspore import nn
 
 
                 class Scaled(nn.Dense):
                     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
                         \"\"\"torch.nn.Linear's parameters.\"\"\"
-                        super().__init__(in_channels=in_features, out_channels=out_features, has_bias=bias)
+                        super().__init__(in_channels=in_features, out_channels=out_features, has_bias=bias, dtype=dtype or ms.float32)
 
                     def construct(self, x):
                         return super(Scaled, self).construct(x) * 2

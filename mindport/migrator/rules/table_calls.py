@@ -521,6 +521,7 @@ class TableCallTransform(Rule):
             after="""
                 from functools import partial
 
+                import mindspore as ms
                 from mindspore import nn
                 from mindport.runtime import layers as mp_nn
 
@@ -559,12 +560,12 @@ class TableCallTransform(Rule):
                 def make_layernorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None):
                     \"\"\"torch.nn.LayerNorm's parameters, building MindSpore's nn.LayerNorm (elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm).\"\"\"
                     if elementwise_affine and not bias:
-                        return mp_nn.OptionalAffineLayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), bias=bias)
+                        return mp_nn.OptionalAffineLayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32, bias=bias)
                     if not elementwise_affine and bias:
-                        return mp_nn.OptionalAffineLayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), elementwise_affine=elementwise_affine)
+                        return mp_nn.OptionalAffineLayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32, elementwise_affine=elementwise_affine)
                     if not elementwise_affine and not bias:
-                        return mp_nn.OptionalAffineLayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), elementwise_affine=elementwise_affine, bias=bias)
-                    return nn.LayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps))
+                        return mp_nn.OptionalAffineLayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32, elementwise_affine=elementwise_affine, bias=bias)
+                    return nn.LayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32)
 
 
                 class TorchLayerNorm(nn.LayerNorm, metaclass=TorchLayerType):
@@ -582,26 +583,26 @@ class TableCallTransform(Rule):
                         \"\"\"torch.nn.LayerNorm's parameters.\"\"\"
                         if elementwise_affine and not bias:
                             mp_nn.become(self, mp_nn.OptionalAffineLayerNorm)
-                            mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), bias=bias)
+                            mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32, bias=bias)
                             self.elementwise_affine = elementwise_affine
                             return
                         if not elementwise_affine and bias:
                             mp_nn.become(self, mp_nn.OptionalAffineLayerNorm)
-                            mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), elementwise_affine=elementwise_affine)
+                            mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32, elementwise_affine=elementwise_affine)
                             self.elementwise_affine = elementwise_affine
                             return
                         if not elementwise_affine and not bias:
                             mp_nn.become(self, mp_nn.OptionalAffineLayerNorm)
-                            mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), elementwise_affine=elementwise_affine, bias=bias)
+                            mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32, elementwise_affine=elementwise_affine, bias=bias)
                             self.elementwise_affine = elementwise_affine
                             return
-                        super().__init__(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps))
+                        super().__init__(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32)
                         self.elementwise_affine = elementwise_affine
 
 
                 def make_linear(in_features, out_features, bias=True, device=None, dtype=None):
                     \"\"\"torch.nn.Linear's parameters, building MindSpore's nn.Dense.\"\"\"
-                    return nn.Dense(in_channels=in_features, out_channels=out_features, has_bias=bias)
+                    return nn.Dense(in_channels=in_features, out_channels=out_features, has_bias=bias, dtype=dtype or ms.float32)
 
 
                 def make_block(dim, norm_layer=TorchLayerNorm, **kwargs):
