@@ -1102,13 +1102,32 @@ class TableCallTransform(Rule):
         if module != GUARDS or (name not in INT_TO_FLOAT and name not in INT_RECEIVERS) or input_node is None \
                 or (name in OWN_PRECISION and self._cpu_guarded()):
             return target
+        return f"mindspore.ops.{name}" if self._non_integer_input(input_node, call, api) else target
+
+    def _non_integer_input(self, input_node, call: cst.Call, api: str) -> bool:
+        """Is a call's input never an integer or bool tensor, by the facts: floating (or complex) by construction
+        (native_facts.FloatFacts, FlowFloats), a parameter every caller in the file gives floats, or every input of
+        the site in a recorded torch run floating (``convert --facts``)? What the runtime's int-to-float guards and
+        integer accumulators decide at run time (:meth:`_guard_target`, :meth:`_float_accumulate_target`)."""
         if self._observed_float(call, api):
-            return f"mindspore.ops.{name}"
+            return True
         floats = self._floats()
         if floats.is_float(input_node) or floats.non_integer(input_node) or self._flow_floats().is_float(input_node):
-            return f"mindspore.ops.{name}"
+            return True
         called = self._called_floats()  # parameters every caller in the file gives floats
-        return f"mindspore.ops.{name}" if called is not None and called.is_float(input_node) else target
+        return called is not None and called.is_float(input_node)
+
+    def _float_accumulate_target(self, target: str, mapped: dict, input_node, call: cst.Call, api: str) -> str:
+        """The runtime cumsum (written out for torch's int64 accumulation of an int32/bool input, where MindSpore's
+        kernel keeps int32) on an input that is no integer or bool tensor by the facts (:meth:`_non_integer_input`),
+        with no ``dtype`` given: MindSpore's own ``ops.cumsum``, its arguments renamed (``dim`` -> ``axis``), which
+        is what the runtime calls for such an input."""
+        native = NATIVE_FLOAT_ACCUMULATE.get(target)
+        dtype = mapped.get("dtype")
+        if native is None or input_node is None or (dtype is not None and dtype.given and dtype.source != "None") \
+                or not self._non_integer_input(input_node, call, api):
+            return target
+        return _native_reduction(native, mapped)
 
     def _promoted_target(self, target: str, name: str, input_node, call: cst.Call) -> str:
         """A mixed-dtype element-wise call (mindport.runtime.promotion.PROMOTED: ``mp_math.addcmul``, which casts
@@ -1592,6 +1611,7 @@ class TableCallTransform(Rule):
             target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
                                            mapped, input_node, original_node, _api_name(entry))
             target = self._native_like(target, mapped, input_node)
+            target = self._float_accumulate_target(target, mapped, input_node, original_node, _api_name(entry))
             target = self._absorbed_target(target, mapped, original_node, input_node)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
             if target in NATIVE_PLAIN_DATA and self._observed_decision(original_node, f"plain:{_api_name(entry)}"):
@@ -1723,6 +1743,7 @@ class TableCallTransform(Rule):
             target = switched_target(mapped, target)
             target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
                                            mapped, func.value, original_node, _api_name(entry))
+            target = self._float_accumulate_target(target, mapped, func.value, original_node, _api_name(entry))
             target = self._absorbed_target(target, mapped, original_node, func.value)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
             target = self._values_target(target, original_node)
@@ -2717,6 +2738,10 @@ NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.sof
 # a tensor back itself) -> MindSpore's own, at a site whose data held no tensor in a recorded torch run
 NATIVE_PLAIN_DATA = {"mindport.runtime.tensor.tensor": "mindspore.Tensor",
                      "mindport.runtime.tensor.as_tensor": "mindspore.Tensor"}
+
+# the runtime's integer accumulators (an int32/bool input accumulates in int64 as in torch) -> MindSpore's own, with
+# its renames, on an input that is no integer or bool tensor (TableCallTransform._float_accumulate_target)
+NATIVE_FLOAT_ACCUMULATE = {"mindport.runtime.math.cumsum": ("mindspore.ops.cumsum", {"input": "x", "dim": "axis"})}
 
 # the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, at a
 # site whose every reduced extent held elements in a recorded torch run (TableCallTransform._nonempty_target)
