@@ -497,7 +497,9 @@ def _empty_list(call: cst.Call) -> bool:
 
 def _plain_list_argument(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bool],
                          empty: bool = False) -> bool:
-    """``nn.ModuleList([...])`` with a list display, or a list comprehension, of layer constructions only; with
+    """``nn.ModuleList([...])`` with a list display, or a list comprehension, of layer constructions only (or a
+    generator expression, ``nn.ModuleList(nn.Linear(n, k) for n, k in zip(a, b))``: ModuleList consumes it when
+    built, CellList takes the list comprehension written for it, TableCallTransform._native_list_argument); with
     ``empty``, also ``nn.ModuleList()`` and ``nn.ModuleList([])``."""
     if empty and (not call.args or (len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None
                                     and isinstance(call.args[0].value, cst.List)
@@ -510,7 +512,7 @@ def _plain_list_argument(call: cst.Call, builds_cell: Callable[[cst.BaseExpressi
     if isinstance(value, cst.List):
         return bool(value.elements) and all(isinstance(e, cst.Element) and builds_cell(e.value)
                                             for e in value.elements)
-    if isinstance(value, cst.ListComp):
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
         return builds_cell(value.elt)
     return False
 
@@ -711,7 +713,7 @@ def _members_fresh(call: cst.Call, facts: ClassFacts) -> bool:
     if not _plain_list_argument(call, facts.builds_cell):
         return False
     value = call.args[0].value
-    members = [value.elt] if isinstance(value, cst.ListComp) else [e.value for e in value.elements]
+    members = [value.elt] if isinstance(value, (cst.ListComp, cst.GeneratorExp)) else [e.value for e in value.elements]
     return all(isinstance(m, cst.Call) and facts._fresh_layer(m) for m in members)  # noqa: SLF001
 
 
@@ -1170,7 +1172,7 @@ def _members_kind(call: cst.Call, facts: "FloatFacts") -> "str | None":
     if not call.args or call.args[0].keyword is not None or call.args[0].star:
         return None
     value = call.args[0].value
-    members = [value.elt] if isinstance(value, cst.ListComp) else \
+    members = [value.elt] if isinstance(value, (cst.ListComp, cst.GeneratorExp)) else \
         [e.value for e in value.elements] if isinstance(value, cst.List) else []
     if not members or not all(isinstance(m, cst.Call) for m in members):
         return None

@@ -781,12 +781,21 @@ class TableCallTransform(Rule):
     def _builds_cell(self, expr) -> bool:
         """Is ``expr`` the construction of a layer: a torch layer class whose call converts (one flagged keeps its
         torch meaning, a torch module, which MindSpore's CellList refuses), or a class of the file or the project?
-        Also ``A(...) if c else B(...)`` of two constructions, and ``weight_norm(A(...))`` (torch's weight and
-        spectral norms return the module they are given: WRAPS_MODULE)."""
+        Also ``A(...) if c else B(...)`` of two constructions, ``weight_norm(A(...))`` (torch's weight and
+        spectral norms return the module they are given: WRAPS_MODULE), and a call of a module-level
+        ``LinearNoBias = partial(nn.Linear, bias=False)`` (native_facts.FileFacts.partials) read as the call of what
+        it binds (``nn.Linear(dim, k, bias=False)``)."""
         if isinstance(expr, cst.IfExp):
             return self._builds_cell(expr.body) and self._builds_cell(expr.orelse)
         if not isinstance(expr, cst.Call):
             return False
+        bound = self._file_facts.partials.get(expr.func.value) \
+            if isinstance(expr.func, cst.Name) and self._file_facts is not None else None
+        if bound is not None:
+            inner = bound.args[0].value
+            return self.scope.resolve(bound.func) == "functools.partial" \
+                and not (isinstance(inner, cst.Name) and inner.value == expr.func.value) \
+                and self._builds_cell(cst.Call(func=inner, args=(*expr.args, *bound.args[1:])))
         qual = self.scope.resolve_torch(expr.func)
         if qual == "torch.nn.Module":
             return True  # down = nn.Module(); down.block = ...: an empty Cell to hang layers on
@@ -1664,6 +1673,8 @@ class TableCallTransform(Rule):
         built = updated_node.with_changes(func=self._func_expr(original_node.func, target),
                                           args=build_call_args(entry, mapped, profile))
         built = self._promoted_join(entry, original_node, built)
+        if target == NATIVE_LIST:
+            built = _native_list_argument(built)
         if entry.starts_training and not self._in_class() and not self._building_factory:
             # torch builds every module in training mode, MindSpore's Cells start in eval: a layer built outside a
             # class (where no enclosing module's mode governs it) is put in training mode, as torch's is
@@ -3021,6 +3032,16 @@ def _parameter_torch_refuses(receiver: cst.BaseExpression, scope, entry, call: c
     keywords = {a.keyword.value for a in call.args if a.keyword is not None}
     required = [p for p in own if p.kind == "positional" and p.default is None and p.name not in keywords]
     return len(positional) > capacity or len(positional) < len(required)
+
+
+def _native_list_argument(built: cst.Call) -> cst.Call:
+    """``nn.CellList(...)`` of a generator expression (``nn.ModuleList(nn.Linear(n, k) for n, k in zip(a, b))``):
+    CellList takes a list only, torch's ModuleList consumes the generator when it is built; the same elements as a
+    list comprehension, built at the same moment."""
+    if len(built.args) != 1 or not isinstance(built.args[0].value, cst.GeneratorExp):
+        return built
+    gen = built.args[0].value
+    return built.with_changes(args=[built.args[0].with_changes(value=cst.ListComp(elt=gen.elt, for_in=gen.for_in))])
 
 
 def _native_reduction(native: tuple, mapped: dict) -> str:
