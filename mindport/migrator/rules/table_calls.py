@@ -1621,6 +1621,7 @@ class TableCallTransform(Rule):
                                            mapped, input_node, original_node, _api_name(entry))
             target = self._native_like(target, mapped, input_node)
             target = self._float_accumulate_target(target, mapped, input_node, original_node, _api_name(entry))
+            target = _sized_interpolate_target(target, mapped)
             target = self._absorbed_target(target, mapped, original_node, input_node)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
             if target in NATIVE_PLAIN_DATA and self._observed_decision(original_node, f"plain:{_api_name(entry)}"):
@@ -2750,6 +2751,11 @@ NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.sof
 NATIVE_PLAIN_DATA = {"mindport.runtime.tensor.tensor": "mindspore.Tensor",
                      "mindport.runtime.tensor.as_tensor": "mindspore.Tensor"}
 
+# the runtime interpolate -> MindSpore's own where a size is given and the mode is one of these (MindSpore's sampling
+# is torch's there: TableCallTransform's _sized_interpolate_target)
+NATIVE_SIZED_INTERPOLATE = {"mindport.runtime.nn_functional.interpolate": "mindspore.ops.interpolate"}
+SIZED_INTERPOLATE_MODES = frozenset({"nearest", "linear", "bilinear", "trilinear"})
+
 # the runtime's integer accumulators (an int32/bool input accumulates in int64 as in torch) -> MindSpore's own, with
 # its renames, on an input that is no integer or bool tensor (TableCallTransform._float_accumulate_target)
 NATIVE_FLOAT_ACCUMULATE = {"mindport.runtime.math.cumsum": ("mindspore.ops.cumsum", {"input": "x", "dim": "axis"})}
@@ -3032,6 +3038,34 @@ def _parameter_torch_refuses(receiver: cst.BaseExpression, scope, entry, call: c
     keywords = {a.keyword.value for a in call.args if a.keyword is not None}
     required = [p for p in own if p.kind == "positional" and p.default is None and p.name not in keywords]
     return len(positional) > capacity or len(positional) < len(required)
+
+
+def _sized_interpolate_target(target: str, mapped: dict) -> str:
+    """The runtime interpolate (written out for torch's sampling where MindSpore's differs: bicubic, a non-integral
+    ``scale_factor``, antialias; and MindSpore refuses an integer ``scale_factor``) called with a ``size`` and no
+    ``scale_factor``, a literal ``mode`` (or torch's default) of nearest, linear, bilinear or trilinear, and no
+    ``antialias`` or ``recompute_scale_factor``: there the runtime calls ``ops.interpolate`` with the same size, mode
+    and align_corners (torch's values, nearest exactly and the linear modes to 1e-6: tests/converter/
+    test_native_interpolate.py), so that is what is written: MindSpore's own, with torch's argument names."""
+    if target not in NATIVE_SIZED_INTERPOLATE:
+        return target
+
+    def given(name):
+        arg = mapped.get(name)
+        return arg is not None and arg.given and arg.source.strip() != "None"
+
+    if not given("size") or given("scale_factor") \
+            or given("recompute_scale_factor"):
+        return target
+    antialias = mapped.get("antialias")
+    if antialias is not None and antialias.given and antialias.literal(None) is not False:
+        return target
+    mode = mapped.get("mode")
+    if mode is not None and mode.given and mode.literal(None) not in SIZED_INTERPOLATE_MODES:
+        return target
+    for name in ("scale_factor", "recompute_scale_factor", "antialias"):
+        mapped.pop(name, None)
+    return NATIVE_SIZED_INTERPOLATE[target]
 
 
 def _native_list_argument(built: cst.Call) -> cst.Call:
