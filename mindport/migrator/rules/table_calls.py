@@ -1493,6 +1493,37 @@ class TableCallTransform(Rule):
         return native_einsum(equation, [a.value for a in args[1:]],
                              lambda name: self.ctx.target_expr(f"mindspore.ops.{name}"))
 
+    def _native_normalize(self, entry, call: cst.Call) -> cst.BaseExpression | None:
+        """``F.normalize(x, dim=-1)`` of a name (MindSpore 2.10 has no ops.normalize; mint's has no CPU kernel):
+        what the runtime's normalize computes, written with MindSpore's own ops, ``(x / ops.clamp(ops.norm(x, 2.0,
+        -1, keepdim=True), min=1e-12))`` (the same ops on the same values: the same numbers, in every dtype and
+        mode). Only where the input is a name and ``p``, ``dim`` and ``eps`` are names, attributes or numbers (the
+        input is read twice, each of them once); elsewhere ``mp_F.normalize``."""
+        try:
+            bound = bind_arguments(entry, list(call.args))
+        except (CallBindError, RunTimeArguments, Unsupported):
+            return None
+        x, out = bound.get("input"), bound.get("out")
+        if x is None or not isinstance(x.node, cst.Name) or (out is not None and out.given
+                                                              and out.source.strip() != "None"):
+            return None
+        parts = []
+        for name in ("p", "dim", "eps"):
+            arg = bound.get(name)
+            if arg is None:
+                return None
+            node = arg.node if arg.given else cst.parse_expression(arg.source)
+            if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+                node = node.expression
+            if not isinstance(node, (cst.Name, cst.Attribute, cst.Integer, cst.Float)) \
+                    or (isinstance(node, cst.Attribute) and not isinstance(node.value, cst.Name)):
+                return None
+            parts.append(arg.source.strip())
+        p, dim, eps = parts
+        name = x.node.value
+        ops_clamp, ops_norm = self.ctx.target_text("mindspore.ops.clamp"), self.ctx.target_text("mindspore.ops.norm")
+        return cst.parse_expression(f"({name} / {ops_clamp}({ops_norm}({name}, {p}, {dim}, keepdim=True), min={eps}))")
+
     def _input_node(self, entry, call: cst.Call):
         """The original node of a function call's first torch argument (``input``)."""
         try:
@@ -1575,6 +1606,11 @@ class TableCallTransform(Rule):
             self._indexed_updates[id(original_node)] = first.value
         if target == RUNTIME_EINSUM:
             native = self._native_einsum(updated_node)
+            if native is not None:
+                self.ctx.converted_sites += 1
+                return native
+        if target == RUNTIME_NORMALIZE:
+            native = self._native_normalize(entry, updated_node)
             if native is not None:
                 self.ctx.converted_sites += 1
                 return native
@@ -2738,6 +2774,10 @@ TORCH_DTYPE_NAMES = frozenset({"float", "float32", "float64", "double", "float16
 # in-place fills whose out-of-place value is a MindSpore function of (receiver, value): on a receiver nothing else
 # holds, read in an expression (TableCallTransform._fresh_fill)
 FRESH_FILLS = {"fill_": "mindspore.ops.full_like"}
+
+# torch.nn.functional.normalize's runtime function: written with MindSpore's ops where its input is a name
+# (TableCallTransform._native_normalize)
+RUNTIME_NORMALIZE = "mindport.runtime.nn_functional.normalize"
 
 # torch.einsum's runtime function: a literal equation that is one batched matrix product is written natively
 RUNTIME_EINSUM = "mindport.runtime.math.einsum"
