@@ -138,7 +138,7 @@ class ClassFacts:
             added = {id(s.value) for s in _assignments(method, annotated=True) if len(s.targets) == 1
                      and _self_attr(s.targets[0].target)
                      and s.targets[0].target.attr.value in (file.appended | file.named | file.foreign)}
-            cells = method_cells(method, builds_cell)
+            cells = method_cells(method, builds_cell, self._resolve_any)
             owned = {id(s.value) for s in _assignments(method, annotated=True) if len(s.targets) == 1
                      and _self_attr(s.targets[0].target)}
             for call in own_nodes(method, cst.Call):
@@ -603,22 +603,36 @@ def _nested_cell_functions(method: cst.FunctionDef, builds_cell: Callable[[cst.B
     return frozenset(found)
 
 
-def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpression], bool]) \
-        -> Callable[[cst.BaseExpression], bool]:
+def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpression], bool],
+                 resolve_any: "Resolve | None" = None) -> Callable[[cst.BaseExpression], bool]:
     """``builds_cell`` for expressions of ``method``, which also knows the method's own builders: a call of a function
     defined in it that always returns a Cell (:func:`_nested_cell_functions`), and a call of a local name every
     binding of which in the method is a layer class or a choice of layer classes (denoising-diffusion-pytorch's
     ``attn_klass = FullAttention if layer_full_attn else LinearAttention`` then ``attn_klass(dim_in, heads=h)``; not
-    a parameter, not bound otherwise)."""
+    a parameter, not bound otherwise). With ``resolve_any`` (any import's qualified name), a local name every binding
+    of which is ``functools.partial`` of a layer class with keywords only (the same file's ``FullAttention =
+    partial(Attention, flash=flash_attn)``, ``resnet_block = partial(ResnetBlock, time_emb_dim=t)``) counts as that
+    class: its call is the class's call with the partial's keywords."""
     nested = _nested_cell_functions(method, builds_cell)
     order = _order(method)
     params = _param_names(method)
+
+    def partial_class(value, args=()) -> bool:
+        """``partial(X, k=v, ...)`` whose call with ``args`` builds a Cell."""
+        return resolve_any is not None and isinstance(value, cst.Call) and resolve_any(value.func) == "functools.partial" \
+            and bool(value.args) and value.args[0].keyword is None and not value.args[0].star \
+            and all(a.keyword is not None for a in value.args[1:]) \
+            and builds_cell(cst.Call(func=value.args[0].value, args=(*args, *value.args[1:])))
+
+    def local_partial(name: str, args=()) -> bool:
+        bindings = order.bindings(name)
+        return name not in params and bool(bindings) and all(partial_class(v, args) for v in bindings)
 
     def a_class(expr) -> bool:
         if isinstance(expr, cst.IfExp):
             return a_class(expr.body) and a_class(expr.orelse)
         if isinstance(expr, cst.Name) and (expr.value in params or order.bindings(expr.value)):
-            return False  # a local (FullAttention = partial(Attention, ...)): not the file's class of that name
+            return local_partial(expr.value)  # a local: a partial of a layer class, not the file's class of that name
         return isinstance(expr, (cst.Name, cst.Attribute)) and builds_cell(cst.Call(func=expr))
 
     def cells(expr) -> bool:
@@ -627,7 +641,7 @@ def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpress
         if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
             return False
         name = expr.func.value
-        if name in nested:
+        if name in nested or local_partial(name, expr.args):
             return True
         bindings = order.bindings(name)
         return name not in params and bool(bindings) and all(v is not None and a_class(v) for v in bindings)
