@@ -1194,6 +1194,15 @@ def _members_kind(call: cst.Call, facts: "FloatFacts") -> "str | None":
     return "float" if kinds == {"float"} else "keep" if kinds <= {"float", "keep"} else None
 
 
+def _python_float(call: cst.Call, order) -> bool:
+    """``float(v)`` of the builtin (no binding of ``float`` in the function): a Python float, which makes an
+    arithmetic with a tensor floating point as a float literal does (torch's promotion: an integer tensor times a
+    Python float is float32)."""
+    return isinstance(call.func, cst.Name) and call.func.value == "float" and len(call.args) == 1 \
+        and call.args[0].keyword is None and not call.args[0].star \
+        and (order is None or not order.bindings("float"))
+
+
 def _slices_only(subscript: cst.Subscript) -> bool:
     """``x[:, 1:]``, ``x[..., :d]``: slices and an ellipsis only (the result keeps the tensor's dtype and rank)."""
     return bool(subscript.slice) and all(
@@ -1485,6 +1494,8 @@ class FloatFacts(_FunctionFacts):
             return all(not isinstance(e, cst.StarredElement) and self.is_float(e.value, seen) for e in expr.elements)
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):  # [self.fc(t) for t in ts]
             return self._comprehension_layers(expr, seen) or self.is_float(expr.elt, seen)
+        if isinstance(expr, cst.Call) and _python_float(expr, self._order):
+            return True  # y * float(self.swish): a Python float, as a literal 1.5 is
         if isinstance(expr, cst.Call):
             return self._call_float(expr, seen)
         if _self_attr(expr):  # self.alpha = nn.Parameter(torch.zeros(n)): a float Parameter

@@ -126,3 +126,36 @@ def test_layer_or_none_matches_torch(cls, mode, tmp_path):
     code = convert_source(GATES).code
     x = np.random.default_rng(2).standard_normal((2, 3, 5)).astype(np.float32)
     assert_port_matches_in_mode(GATES, code, cls, [x], tmp_path, f"gates_{cls}", mode, rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ a Python float() operand makes the arithmetic float
+SWISH = HEAD + textwrap.dedent("""
+    class Swish(nn.Module):
+        def __init__(self, swish=1.5):
+            super().__init__()
+            self.swish = swish
+
+        def forward(self, y):
+            return y * torch.sigmoid(y * float(self.swish))
+
+
+    class Shadowed(nn.Module):
+        def forward(self, y):
+            float = lambda v: v
+            return torch.sigmoid(y * float(2))
+""")
+
+
+def test_float_call_operand_is_float():
+    code = convert_source(SWISH).code
+    assert "return y * ops.sigmoid(y * float(self.swish))" in code, code
+    assert "mp_math.sigmoid(y * float(2))" in code, code  # float bound in the function: not the builtin
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_float_call_operand_matches_torch(dtype, mode, tmp_path):
+    code = convert_source(SWISH).code
+    y = (np.random.default_rng(3).standard_normal((2, 5)) * 3).astype(dtype)
+    assert_port_matches_in_mode(SWISH, code, "Swish", [y], tmp_path, f"swish_{np.dtype(dtype).name}", mode,
+                                rtol=1e-5, atol=1e-6)
