@@ -2791,9 +2791,10 @@ NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.sof
 NATIVE_PLAIN_DATA = {"mindport.runtime.tensor.tensor": "mindspore.Tensor",
                      "mindport.runtime.tensor.as_tensor": "mindspore.Tensor"}
 
-# the runtime interpolate -> MindSpore's own where a size is given and the mode is one of these (MindSpore's sampling
-# is torch's there: TableCallTransform's _sized_interpolate_target)
-NATIVE_SIZED_INTERPOLATE = {"mindport.runtime.nn_functional.interpolate": "mindspore.ops.interpolate"}
+# the runtime interpolate / Upsample -> MindSpore's own where a size or an integral scale factor is given and the mode
+# is one of these (MindSpore's sampling is torch's there: _sized_interpolate_target)
+NATIVE_SIZED_INTERPOLATE = {"mindport.runtime.nn_functional.interpolate": "mindspore.ops.interpolate",
+                            "mindport.runtime.layers.Upsample": "mindspore.nn.Upsample"}
 SIZED_INTERPOLATE_MODES = frozenset({"nearest", "linear", "bilinear", "trilinear"})
 
 # the runtime's integer accumulators (an int32/bool input accumulates in int64 as in torch) -> MindSpore's own, with
@@ -3081,31 +3082,53 @@ def _parameter_torch_refuses(receiver: cst.BaseExpression, scope, entry, call: c
 
 
 def _sized_interpolate_target(target: str, mapped: dict) -> str:
-    """The runtime interpolate (written out for torch's sampling where MindSpore's differs: bicubic, a non-integral
-    ``scale_factor``, antialias; and MindSpore refuses an integer ``scale_factor``) called with a ``size`` and no
-    ``scale_factor``, a literal ``mode`` (or torch's default) of nearest, linear, bilinear or trilinear, and no
-    ``antialias`` or ``recompute_scale_factor``: there the runtime calls ``ops.interpolate`` with the same size, mode
-    and align_corners (torch's values, nearest exactly and the linear modes to 1e-6: tests/converter/
-    test_native_interpolate.py), so that is what is written: MindSpore's own, with torch's argument names."""
-    if target not in NATIVE_SIZED_INTERPOLATE:
+    """The runtime interpolate and Upsample (written out for torch's sampling where MindSpore's differs: bicubic, a
+    non-integral ``scale_factor``, antialias; MindSpore refuses an integer ``scale_factor``) with a literal ``mode``
+    (or torch's default) of nearest, linear, bilinear or trilinear, no ``antialias``, and either a ``size`` (no
+    ``scale_factor``, no ``recompute_scale_factor``) or a literal integral ``scale_factor`` (``2``, ``2.0``, ``(2,
+    3)``; no ``size``, ``recompute_scale_factor`` unset): MindSpore's own ``ops.interpolate`` / ``nn.Upsample`` with
+    torch's argument names. Its sampling is torch's there (nearest exactly, the linear modes to 1e-6: tests/converter/
+    test_native_interpolate.py); an integral scale factor is written as a float with ``recompute_scale_factor=True``
+    (MindSpore's form of it: the output size n * s, sampled at n / (n * s), which is torch's 1 / s)."""
+    native = NATIVE_SIZED_INTERPOLATE.get(target)
+    if native is None:
         return target
 
     def given(name):
         arg = mapped.get(name)
         return arg is not None and arg.given and arg.source.strip() != "None"
 
-    if not given("size") or given("scale_factor") \
-            or given("recompute_scale_factor"):
-        return target
     antialias = mapped.get("antialias")
     if antialias is not None and antialias.given and antialias.literal(None) is not False:
         return target
     mode = mapped.get("mode")
     if mode is not None and mode.given and mode.literal(None) not in SIZED_INTERPOLATE_MODES:
         return target
-    for name in ("scale_factor", "recompute_scale_factor", "antialias"):
-        mapped.pop(name, None)
-    return NATIVE_SIZED_INTERPOLATE[target]
+    if given("recompute_scale_factor") or given("size") == given("scale_factor"):
+        return target
+    if given("scale_factor"):
+        scale = _integral_scale(mapped["scale_factor"])
+        if scale is None:
+            return target
+        mapped["scale_factor"] = Arg(scale)
+        mapped["recompute_scale_factor"] = Arg("True")
+    else:
+        mapped.pop("scale_factor", None)
+        mapped.pop("recompute_scale_factor", None)
+    mapped.pop("antialias", None)
+    return native
+
+
+def _integral_scale(arg: Arg) -> "str | None":
+    """A literal scale factor of integral values (``2``, ``2.0``, ``(2, 3)``) written as floats (``2.0``, ``(2.0,
+    3.0)``); None for anything else."""
+    value = arg.literal(None)
+    values = value if isinstance(value, tuple) else (value,)
+    if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()
+                             and v > 0 for v in values):
+        return None
+    floats = tuple(float(v) for v in values)
+    return repr(floats) if isinstance(value, tuple) else repr(floats[0])
 
 
 def _native_list_argument(built: cst.Call) -> cst.Call:
