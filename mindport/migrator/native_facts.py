@@ -1337,7 +1337,8 @@ class _FunctionFacts:
 
     def _unpack(self, node: cst.Assign) -> None:
         """``a, b = u, v`` (a: u, b: v) and ``x1, x2 = x.chunk(2, -1)`` (each: a piece of the call's sequence, which
-        has one dtype: the facts of the call are its pieces' facts)."""
+        has one dtype: the facts of the call are its pieces' facts); also ``gx, gy = torch.meshgrid(h, w)`` (torch
+        refuses tensors of mixed dtypes there, so its grids have one)."""
         target = node.targets[0].target if len(node.targets) == 1 else None
         if not isinstance(target, (cst.Tuple, cst.List)) \
                 or any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in target.elements):
@@ -1349,7 +1350,8 @@ class _FunctionFacts:
                 return
             values = [e.value for e in value.elements]
         elif isinstance(value, cst.Call) and (
-                self._resolve(value.func) in ("torch.chunk", "torch.split", "torch.unbind", "torch.tensor_split")
+                self._resolve(value.func) in ("torch.chunk", "torch.split", "torch.unbind", "torch.tensor_split",
+                                              "torch.meshgrid")
                 or self._resolve(value.func) is None and isinstance(value.func, cst.Attribute)
                 and value.func.attr.value in ("chunk", "split", "unbind", "tensor_split")):
             values = [value] * len(names)
