@@ -618,11 +618,15 @@ def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpress
     params = _param_names(method)
 
     def partial_class(value, args=()) -> bool:
-        """``partial(X, k=v, ...)`` whose call with ``args`` builds a Cell."""
-        return resolve_any is not None and isinstance(value, cst.Call) and resolve_any(value.func) == "functools.partial" \
-            and bool(value.args) and value.args[0].keyword is None and not value.args[0].star \
-            and all(a.keyword is not None for a in value.args[1:]) \
-            and builds_cell(cst.Call(func=value.args[0].value, args=(*args, *value.args[1:])))
+        """``partial(X, k=v, ...)`` whose call with ``args`` builds a Cell (X not a name of the method's own)."""
+        if resolve_any is None or not isinstance(value, cst.Call) or resolve_any(value.func) != "functools.partial" \
+                or not value.args or value.args[0].keyword is not None or value.args[0].star \
+                or any(a.keyword is None for a in value.args[1:]):
+            return False
+        inner = value.args[0].value
+        if isinstance(inner, cst.Name) and (inner.value in params or order.bindings(inner.value)):
+            return False  # a local or a parameter: not the file's class of that name
+        return builds_cell(cst.Call(func=inner, args=(*args, *value.args[1:])))
 
     def local_partial(name: str, args=()) -> bool:
         bindings = order.bindings(name)
