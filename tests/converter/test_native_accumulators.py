@@ -84,7 +84,7 @@ def test_integer_cumsum_keeps_torch_dtype(tmp_path, monkeypatch):
     assert count.dtype == ms.int64 and flags.dtype == ms.int64
 
 
-# ------------------------------------------------------------------ a layer attribute built or None, for the float facts
+# ------------------------------------------------------------- a layer attribute built or None, for the float facts
 GATES = HEAD + textwrap.dedent("""
     class Gated(nn.Module):
         def __init__(self, dim=5, has_gate=True):

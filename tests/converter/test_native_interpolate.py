@@ -2,10 +2,12 @@
 mode of nearest, linear, bilinear or trilinear (or torch's default) and no antialias is MindSpore's own
 ``ops.interpolate`` with the same arguments: the runtime's interpolate calls exactly that there, and MindSpore's
 sampling is torch's (nearest exactly, the linear modes to float32 rounding: measured below against torch, PyNative and
-GRAPH_MODE, downsizing, upsizing, align_corners, 1-d, 2-d and 3-d). So is one given a literal integral scale_factor
-(``2``, ``2.0``, ``(2, 3)``), written as floats with ``recompute_scale_factor=True`` (MindSpore refuses an integer
-scale factor; sampled at n / (n * s), torch's 1 / s), and ``nn.Upsample`` likewise is MindSpore's ``nn.Upsample``. A
-non-integral scale_factor, bicubic, antialias or a mode not written as a literal keeps the runtime's."""
+GRAPH_MODE, downsizing, upsizing, align_corners, 1-d, 2-d and 3-d); a size holding a call other than int()/len() (a
+NumPy integer or a tensor, which ops.interpolate refuses) keeps the runtime's. So is one given a literal integral
+scale_factor (``2``, ``2.0``, ``(2, 3)``), written as floats with ``recompute_scale_factor=True`` (MindSpore refuses
+an integer scale factor; sampled at n / (n * s), torch's 1 / s), and ``nn.Upsample`` likewise is MindSpore's
+``nn.Upsample``. A non-integral scale_factor, bicubic, antialias or a mode not written as a literal keeps the
+runtime's."""
 from __future__ import annotations
 
 import textwrap
@@ -36,7 +38,8 @@ SOURCE = HEAD + textwrap.dedent("""
             cubic = F.interpolate(x, size=(5, 7), mode="bicubic")
             smooth = F.interpolate(x, size=(3, 4), mode="bilinear", antialias=True)
             chosen = F.interpolate(x, size=self.size, mode=self.mode)
-            return a, b, c, d, e, kept, cubic, smooth, chosen
+            counted = F.interpolate(x, size=(int(torch.tensor(h) * 2), w.__index__()), mode="nearest")
+            return a, b, c, d, e, kept, cubic, smooth, chosen, counted
 
 
     class Scaled2d(nn.Module):
@@ -92,7 +95,8 @@ def test_sized_interpolates_are_native():
                  'kept = mp_F.interpolate(x, scale_factor=2.5, mode="nearest")',
                  'cubic = mp_F.interpolate(x, size=(5, 7), mode="bicubic")',
                  'smooth = mp_F.interpolate(x, size=(3, 4), mode="bilinear", antialias=True)',
-                 "chosen = mp_F.interpolate(x, size=self.size, mode=self.mode)"):
+                 "chosen = mp_F.interpolate(x, size=self.size, mode=self.mode)",
+                 "counted = mp_F.interpolate("):
         assert line in code, (line, code)
 
 

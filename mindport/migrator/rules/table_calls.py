@@ -3104,7 +3104,8 @@ def _sized_interpolate_target(target: str, mapped: dict) -> str:
     mode = mapped.get("mode")
     if mode is not None and mode.given and mode.literal(None) not in SIZED_INTERPOLATE_MODES:
         return target
-    if given("recompute_scale_factor") or given("size") == given("scale_factor"):
+    if given("recompute_scale_factor") or given("size") == given("scale_factor") \
+            or (given("size") and not _plain_size(mapped["size"])):
         return target
     if given("scale_factor"):
         scale = _integral_scale(mapped["scale_factor"])
@@ -3117,6 +3118,31 @@ def _sized_interpolate_target(target: str, mapped: dict) -> str:
         mapped.pop("recompute_scale_factor", None)
     mapped.pop("antialias", None)
     return native
+
+
+_SIZE_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def _plain_size(arg: Arg) -> bool:
+    """A ``size`` MindSpore's interpolate takes as torch's does: ops.interpolate refuses a NumPy integer or a tensor
+    in it ("the 'size[0]' must be int", where the runtime's ``int(s)`` reads one), so only an int literal, a name, an
+    attribute, a subscript (``x.shape[2]``), ``int(...)``, ``len(...)`` and ``+ - * // %`` of those, alone or in a
+    tuple or list display, are taken (a name may hold a tuple of sizes); a call such as ``np.ceil(h)`` or
+    ``t.item()`` keeps the runtime's."""
+    node = arg.node if arg.node is not None else cst.parse_expression(arg.source)
+
+    def plain(expr) -> bool:
+        if isinstance(expr, (cst.Integer, cst.Name, cst.Attribute, cst.Subscript)):
+            return True
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            return plain(expr.expression)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _SIZE_OPERATORS):
+            return plain(expr.left) and plain(expr.right)
+        return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("int", "len")
+
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return bool(node.elements) and all(isinstance(e, cst.Element) and plain(e.value) for e in node.elements)
+    return plain(node)
 
 
 def _integral_scale(arg: Arg) -> "str | None":
