@@ -337,8 +337,7 @@ def _rebound_first(method: cst.FunctionDef, var: str, call: cst.Call) -> bool:
 
 def class_float_layers(cls: cst.ClassDef, changed: frozenset[str] = frozenset()) -> dict[str, list[cst.Call]]:
     """self.NAME -> every value any method of the class assigns to it, for the dtype facts: a call, or both calls
-    of ``A(...) if c else B(...)`` (the one call of ``A(...) if c else None``: :func:`_branch_calls`); no entry for
-    a name that is also assigned anything else (``self.fc = None``) or
+    of ``A(...) if c else B(...)``; no entry for a name that is also assigned anything else (``self.fc = None``) or
     that the file may change otherwise (``changed``: FileFacts' appended, named and foreign attributes, a
     ModuleList given other members)."""
     methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
@@ -384,18 +383,13 @@ def _spread_list(call: cst.Call, method: cst.FunctionDef) -> cst.Call:
     return call.with_changes(args=[cst.Arg(e.value) for e in displays[0].elements])
 
 
-def _branch_calls(value, top: bool = True) -> "list[cst.Call] | None":
-    """The calls of ``A(...) if c else B(...)`` (nested too); None when a branch is anything else. A ``None`` branch
-    of a conditional (``self.gate = nn.Linear(c, h) if has_gate else None``) adds no call: calling, or reading a
-    weight of, the attribute while it holds None raises in torch and MindSpore alike, so wherever a value comes out
-    of it, one of the calls built it. ``self.fc = None`` alone is no call."""
+def _branch_calls(value) -> "list[cst.Call] | None":
+    """The calls of ``A(...) if c else B(...)`` (nested too); None when a branch is anything else."""
     if isinstance(value, cst.Call):
         return [value]
-    if not top and isinstance(value, cst.Name) and value.value == "None":
-        return []
     if isinstance(value, cst.IfExp):
-        body, orelse = _branch_calls(value.body, False), _branch_calls(value.orelse, False)
-        return None if body is None or orelse is None or not body + orelse else body + orelse
+        body, orelse = _branch_calls(value.body), _branch_calls(value.orelse)
+        return None if body is None or orelse is None else body + orelse
     return None
 
 

@@ -84,50 +84,6 @@ def test_integer_cumsum_keeps_torch_dtype(tmp_path, monkeypatch):
     assert count.dtype == ms.int64 and flags.dtype == ms.int64
 
 
-# ------------------------------------------------------------- a layer attribute built or None, for the float facts
-GATES = HEAD + textwrap.dedent("""
-    class Gated(nn.Module):
-        def __init__(self, dim=5, has_gate=True):
-            super().__init__()
-            self.gate = nn.Linear(dim, 1, bias=False) if has_gate else None
-            self.proj = nn.Linear(dim, dim)
-
-        def forward(self, x):
-            h = self.proj(x)
-            if self.gate is not None:
-                h = h * torch.sigmoid(self.gate(x))
-            return h
-
-
-    class Ungated(Gated):
-        def __init__(self):
-            super().__init__(has_gate=False)
-
-
-    class Either(nn.Module):
-        def __init__(self, dim=5, wide=False):
-            super().__init__()
-            self.fc = nn.Linear(dim, dim) if wide else nn.Identity()
-
-        def forward(self, x):
-            return torch.sigmoid(self.fc(x))
-""")
-
-
-def test_layer_or_none_output_is_float():
-    lines = _lines(convert_source(GATES).code)
-    assert lines["h"] == "h = h * ops.sigmoid(self.gate(x))", lines
-    assert "mp_math.sigmoid(self.fc(x))" in convert_source(GATES).code  # an Identity may give an integer back
-
-
-@pytest.mark.parametrize("mode", ["pynative", "graph"])
-@pytest.mark.parametrize("cls", ["Gated", "Ungated", "Either"])
-def test_layer_or_none_matches_torch(cls, mode, tmp_path):
-    code = convert_source(GATES).code
-    x = np.random.default_rng(2).standard_normal((2, 3, 5)).astype(np.float32)
-    assert_port_matches_in_mode(GATES, code, cls, [x], tmp_path, f"gates_{cls}", mode, rtol=1e-5, atol=1e-6)
-
-
 # ------------------------------------------------------------------ a Python float() operand makes the arithmetic float
 SWISH = HEAD + textwrap.dedent("""
     class Swish(nn.Module):
