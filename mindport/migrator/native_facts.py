@@ -138,7 +138,7 @@ class ClassFacts:
             added = {id(s.value) for s in _assignments(method, annotated=True) if len(s.targets) == 1
                      and _self_attr(s.targets[0].target)
                      and s.targets[0].target.attr.value in (file.appended | file.named | file.foreign)}
-            cells = method_cells(method, builds_cell)
+            cells = method_cells(method, builds_cell, self._resolve_any)
             owned = {id(s.value) for s in _assignments(method, annotated=True) if len(s.targets) == 1
                      and _self_attr(s.targets[0].target)}
             for call in own_nodes(method, cst.Call):
@@ -491,7 +491,9 @@ def _empty_list(call: cst.Call) -> bool:
 
 def _plain_list_argument(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bool],
                          empty: bool = False) -> bool:
-    """``nn.ModuleList([...])`` with a list display, or a list comprehension, of layer constructions only; with
+    """``nn.ModuleList([...])`` with a list display, or a list comprehension, of layer constructions only (or a
+    generator expression, ``nn.ModuleList(nn.Linear(n, k) for n, k in zip(a, b))``: ModuleList consumes it when
+    built, CellList takes the list comprehension written for it, TableCallTransform._native_list_argument); with
     ``empty``, also ``nn.ModuleList()`` and ``nn.ModuleList([])``."""
     if empty and (not call.args or (len(call.args) == 1 and not call.args[0].star and call.args[0].keyword is None
                                     and isinstance(call.args[0].value, cst.List)
@@ -504,7 +506,7 @@ def _plain_list_argument(call: cst.Call, builds_cell: Callable[[cst.BaseExpressi
     if isinstance(value, cst.List):
         return bool(value.elements) and all(isinstance(e, cst.Element) and builds_cell(e.value)
                                             for e in value.elements)
-    if isinstance(value, cst.ListComp):
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
         return builds_cell(value.elt)
     return False
 
@@ -595,22 +597,40 @@ def _nested_cell_functions(method: cst.FunctionDef, builds_cell: Callable[[cst.B
     return frozenset(found)
 
 
-def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpression], bool]) \
-        -> Callable[[cst.BaseExpression], bool]:
+def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpression], bool],
+                 resolve_any: "Resolve | None" = None) -> Callable[[cst.BaseExpression], bool]:
     """``builds_cell`` for expressions of ``method``, which also knows the method's own builders: a call of a function
     defined in it that always returns a Cell (:func:`_nested_cell_functions`), and a call of a local name every
     binding of which in the method is a layer class or a choice of layer classes (denoising-diffusion-pytorch's
     ``attn_klass = FullAttention if layer_full_attn else LinearAttention`` then ``attn_klass(dim_in, heads=h)``; not
-    a parameter, not bound otherwise)."""
+    a parameter, not bound otherwise). With ``resolve_any`` (any import's qualified name), a local name every binding
+    of which is ``functools.partial`` of a layer class with keywords only (the same file's ``FullAttention =
+    partial(Attention, flash=flash_attn)``, ``resnet_block = partial(ResnetBlock, time_emb_dim=t)``) counts as that
+    class: its call is the class's call with the partial's keywords."""
     nested = _nested_cell_functions(method, builds_cell)
     order = _order(method)
     params = _param_names(method)
+
+    def partial_class(value, args=()) -> bool:
+        """``partial(X, k=v, ...)`` whose call with ``args`` builds a Cell (X not a name of the method's own)."""
+        if resolve_any is None or not isinstance(value, cst.Call) or resolve_any(value.func) != "functools.partial" \
+                or not value.args or value.args[0].keyword is not None or value.args[0].star \
+                or any(a.keyword is None for a in value.args[1:]):
+            return False
+        inner = value.args[0].value
+        if isinstance(inner, cst.Name) and (inner.value in params or order.bindings(inner.value)):
+            return False  # a local or a parameter: not the file's class of that name
+        return builds_cell(cst.Call(func=inner, args=(*args, *value.args[1:])))
+
+    def local_partial(name: str, args=()) -> bool:
+        bindings = order.bindings(name)
+        return name not in params and bool(bindings) and all(partial_class(v, args) for v in bindings)
 
     def a_class(expr) -> bool:
         if isinstance(expr, cst.IfExp):
             return a_class(expr.body) and a_class(expr.orelse)
         if isinstance(expr, cst.Name) and (expr.value in params or order.bindings(expr.value)):
-            return False  # a local (FullAttention = partial(Attention, ...)): not the file's class of that name
+            return local_partial(expr.value)  # a local: a partial of a layer class, not the file's class of that name
         return isinstance(expr, (cst.Name, cst.Attribute)) and builds_cell(cst.Call(func=expr))
 
     def cells(expr) -> bool:
@@ -619,7 +639,7 @@ def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpress
         if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name)):
             return False
         name = expr.func.value
-        if name in nested:
+        if name in nested or local_partial(name, expr.args):
             return True
         bindings = order.bindings(name)
         return name not in params and bool(bindings) and all(v is not None and a_class(v) for v in bindings)
@@ -705,7 +725,7 @@ def _members_fresh(call: cst.Call, facts: ClassFacts) -> bool:
     if not _plain_list_argument(call, facts.builds_cell):
         return False
     value = call.args[0].value
-    members = [value.elt] if isinstance(value, cst.ListComp) else [e.value for e in value.elements]
+    members = [value.elt] if isinstance(value, (cst.ListComp, cst.GeneratorExp)) else [e.value for e in value.elements]
     return all(isinstance(m, cst.Call) and facts._fresh_layer(m) for m in members)  # noqa: SLF001
 
 
@@ -1164,12 +1184,21 @@ def _members_kind(call: cst.Call, facts: "FloatFacts") -> "str | None":
     if not call.args or call.args[0].keyword is not None or call.args[0].star:
         return None
     value = call.args[0].value
-    members = [value.elt] if isinstance(value, cst.ListComp) else \
+    members = [value.elt] if isinstance(value, (cst.ListComp, cst.GeneratorExp)) else \
         [e.value for e in value.elements] if isinstance(value, cst.List) else []
     if not members or not all(isinstance(m, cst.Call) for m in members):
         return None
     kinds = {facts.layer_kind(m) for m in members}
     return "float" if kinds == {"float"} else "keep" if kinds <= {"float", "keep"} else None
+
+
+def _python_float(call: cst.Call, order) -> bool:
+    """``float(v)`` of the builtin (no binding of ``float`` in the function): a Python float, which makes an
+    arithmetic with a tensor floating point as a float literal does (torch's promotion: an integer tensor times a
+    Python float is float32)."""
+    return isinstance(call.func, cst.Name) and call.func.value == "float" and len(call.args) == 1 \
+        and call.args[0].keyword is None and not call.args[0].star \
+        and (order is None or not order.bindings("float"))
 
 
 def _slices_only(subscript: cst.Subscript) -> bool:
@@ -1306,7 +1335,8 @@ class _FunctionFacts:
 
     def _unpack(self, node: cst.Assign) -> None:
         """``a, b = u, v`` (a: u, b: v) and ``x1, x2 = x.chunk(2, -1)`` (each: a piece of the call's sequence, which
-        has one dtype: the facts of the call are its pieces' facts)."""
+        has one dtype: the facts of the call are its pieces' facts); also ``gx, gy = torch.meshgrid(h, w)`` (torch
+        refuses tensors of mixed dtypes there, so its grids have one)."""
         target = node.targets[0].target if len(node.targets) == 1 else None
         if not isinstance(target, (cst.Tuple, cst.List)) \
                 or any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Name) for e in target.elements):
@@ -1318,7 +1348,8 @@ class _FunctionFacts:
                 return
             values = [e.value for e in value.elements]
         elif isinstance(value, cst.Call) and (
-                self._resolve(value.func) in ("torch.chunk", "torch.split", "torch.unbind", "torch.tensor_split")
+                self._resolve(value.func) in ("torch.chunk", "torch.split", "torch.unbind", "torch.tensor_split",
+                                              "torch.meshgrid")
                 or self._resolve(value.func) is None and isinstance(value.func, cst.Attribute)
                 and value.func.attr.value in ("chunk", "split", "unbind", "tensor_split")):
             values = [value] * len(names)
@@ -1463,6 +1494,8 @@ class FloatFacts(_FunctionFacts):
             return all(not isinstance(e, cst.StarredElement) and self.is_float(e.value, seen) for e in expr.elements)
         if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):  # [self.fc(t) for t in ts]
             return self._comprehension_layers(expr, seen) or self.is_float(expr.elt, seen)
+        if isinstance(expr, cst.Call) and _python_float(expr, self._order):
+            return True  # y * float(self.swish): a Python float, as a literal 1.5 is
         if isinstance(expr, cst.Call):
             return self._call_float(expr, seen)
         if _self_attr(expr):  # self.alpha = nn.Parameter(torch.zeros(n)): a float Parameter

@@ -42,14 +42,14 @@ class SizeTupleTransform(GraphMethodRule):
             """,
             after="""
                 from mindspore import nn
-                from mindport.runtime import nn_functional as mp_F
+                from mindspore import ops
                 from mindport.runtime import tensor as mp_tensor
 
 
                 class Up(nn.Cell):
                     def construct(self, x, y):
                         size = tuple([s * 2 for s in y.shape[-2:]])
-                        return mp_F.interpolate(x, size=size, mode="nearest")
+                        return ops.interpolate(x, size=size, mode="nearest")
 
 
                 class Count(nn.Cell):

@@ -782,12 +782,21 @@ class TableCallTransform(Rule):
     def _builds_cell(self, expr) -> bool:
         """Is ``expr`` the construction of a layer: a torch layer class whose call converts (one flagged keeps its
         torch meaning, a torch module, which MindSpore's CellList refuses), or a class of the file or the project?
-        Also ``A(...) if c else B(...)`` of two constructions, and ``weight_norm(A(...))`` (torch's weight and
-        spectral norms return the module they are given: WRAPS_MODULE)."""
+        Also ``A(...) if c else B(...)`` of two constructions, ``weight_norm(A(...))`` (torch's weight and
+        spectral norms return the module they are given: WRAPS_MODULE), and a call of a module-level
+        ``LinearNoBias = partial(nn.Linear, bias=False)`` (native_facts.FileFacts.partials) read as the call of what
+        it binds (``nn.Linear(dim, k, bias=False)``)."""
         if isinstance(expr, cst.IfExp):
             return self._builds_cell(expr.body) and self._builds_cell(expr.orelse)
         if not isinstance(expr, cst.Call):
             return False
+        bound = self._file_facts.partials.get(expr.func.value) \
+            if isinstance(expr.func, cst.Name) and self._file_facts is not None else None
+        if bound is not None:
+            inner = bound.args[0].value
+            return self.scope.resolve(bound.func) == "functools.partial" \
+                and not (isinstance(inner, cst.Name) and inner.value == expr.func.value) \
+                and self._builds_cell(cst.Call(func=inner, args=(*expr.args, *bound.args[1:])))
         qual = self.scope.resolve_torch(expr.func)
         if qual == "torch.nn.Module":
             return True  # down = nn.Module(); down.block = ...: an empty Cell to hang layers on
@@ -1103,13 +1112,32 @@ class TableCallTransform(Rule):
         if module != GUARDS or (name not in INT_TO_FLOAT and name not in INT_RECEIVERS) or input_node is None \
                 or (name in OWN_PRECISION and self._cpu_guarded()):
             return target
+        return f"mindspore.ops.{name}" if self._non_integer_input(input_node, call, api) else target
+
+    def _non_integer_input(self, input_node, call: cst.Call, api: str) -> bool:
+        """Is a call's input never an integer or bool tensor, by the facts: floating (or complex) by construction
+        (native_facts.FloatFacts, FlowFloats), a parameter every caller in the file gives floats, or every input of
+        the site in a recorded torch run floating (``convert --facts``)? What the runtime's int-to-float guards and
+        integer accumulators decide at run time (:meth:`_guard_target`, :meth:`_float_accumulate_target`)."""
         if self._observed_float(call, api):
-            return f"mindspore.ops.{name}"
+            return True
         floats = self._floats()
         if floats.is_float(input_node) or floats.non_integer(input_node) or self._flow_floats().is_float(input_node):
-            return f"mindspore.ops.{name}"
+            return True
         called = self._called_floats()  # parameters every caller in the file gives floats
-        return f"mindspore.ops.{name}" if called is not None and called.is_float(input_node) else target
+        return called is not None and called.is_float(input_node)
+
+    def _float_accumulate_target(self, target: str, mapped: dict, input_node, call: cst.Call, api: str) -> str:
+        """The runtime cumsum (written out for torch's int64 accumulation of an int32/bool input, where MindSpore's
+        kernel keeps int32) on an input that is no integer or bool tensor by the facts (:meth:`_non_integer_input`),
+        with no ``dtype`` given: MindSpore's own ``ops.cumsum``, its arguments renamed (``dim`` -> ``axis``), which
+        is what the runtime calls for such an input."""
+        native = NATIVE_FLOAT_ACCUMULATE.get(target)
+        dtype = mapped.get("dtype")
+        if native is None or input_node is None or (dtype is not None and dtype.given and dtype.source != "None") \
+                or not self._non_integer_input(input_node, call, api):
+            return target
+        return _native_reduction(native, mapped)
 
     def _promoted_target(self, target: str, name: str, input_node, call: cst.Call) -> str:
         """A mixed-dtype element-wise call (mindport.runtime.promotion.PROMOTED: ``mp_math.addcmul``, which casts
@@ -1466,6 +1494,37 @@ class TableCallTransform(Rule):
         return native_einsum(equation, [a.value for a in args[1:]],
                              lambda name: self.ctx.target_expr(f"mindspore.ops.{name}"))
 
+    def _native_normalize(self, entry, call: cst.Call) -> cst.BaseExpression | None:
+        """``F.normalize(x, dim=-1)`` of a name (MindSpore 2.10 has no ops.normalize; mint's has no CPU kernel):
+        what the runtime's normalize computes, written with MindSpore's own ops, ``(x / ops.clamp(ops.norm(x, 2.0,
+        -1, keepdim=True), min=1e-12))`` (the same ops on the same values: the same numbers, in every dtype and
+        mode). Only where the input is a name and ``p``, ``dim`` and ``eps`` are names, attributes or numbers (the
+        input is read twice, each of them once); elsewhere ``mp_F.normalize``."""
+        try:
+            bound = bind_arguments(entry, list(call.args))
+        except (CallBindError, RunTimeArguments, Unsupported):
+            return None
+        x, out = bound.get("input"), bound.get("out")
+        if x is None or not isinstance(x.node, cst.Name) or (out is not None and out.given
+                                                              and out.source.strip() != "None"):
+            return None
+        parts = []
+        for name in ("p", "dim", "eps"):
+            arg = bound.get(name)
+            if arg is None:
+                return None
+            node = arg.node if arg.given else cst.parse_expression(arg.source)
+            if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+                node = node.expression
+            if not isinstance(node, (cst.Name, cst.Attribute, cst.Integer, cst.Float)) \
+                    or (isinstance(node, cst.Attribute) and not isinstance(node.value, cst.Name)):
+                return None
+            parts.append(arg.source.strip())
+        p, dim, eps = parts
+        name = x.node.value
+        ops_clamp, ops_norm = self.ctx.target_text("mindspore.ops.clamp"), self.ctx.target_text("mindspore.ops.norm")
+        return cst.parse_expression(f"({name} / {ops_clamp}({ops_norm}({name}, {p}, {dim}, keepdim=True), min={eps}))")
+
     def _input_node(self, entry, call: cst.Call):
         """The original node of a function call's first torch argument (``input``)."""
         try:
@@ -1551,6 +1610,11 @@ class TableCallTransform(Rule):
             if native is not None:
                 self.ctx.converted_sites += 1
                 return native
+        if target == RUNTIME_NORMALIZE:
+            native = self._native_normalize(entry, updated_node)
+            if native is not None:
+                self.ctx.converted_sites += 1
+                return native
         if self.scope.is_local_alias(original_node.func) and (target.startswith(".") or needs_mapping(entry)) \
                 and (target.startswith(".") or original_node.func.value not in self.ctx.fixed_aliases):
             # `act = F.gelu` holds the runtime adapter (ReferenceTransform): `act(x, approximate="tanh")` keeps
@@ -1593,6 +1657,8 @@ class TableCallTransform(Rule):
             target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
                                            mapped, input_node, original_node, _api_name(entry))
             target = self._native_like(target, mapped, input_node)
+            target = self._float_accumulate_target(target, mapped, input_node, original_node, _api_name(entry))
+            target = _sized_interpolate_target(target, mapped)
             target = self._absorbed_target(target, mapped, original_node, input_node)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
             if target in NATIVE_PLAIN_DATA and self._observed_decision(original_node, f"plain:{_api_name(entry)}"):
@@ -1645,6 +1711,8 @@ class TableCallTransform(Rule):
         built = updated_node.with_changes(func=self._func_expr(original_node.func, target),
                                           args=build_call_args(entry, mapped, profile))
         built = self._promoted_join(entry, original_node, built)
+        if target == NATIVE_LIST:
+            built = _native_list_argument(built)
         if entry.starts_training and not self._in_class() and not self._building_factory:
             # torch builds every module in training mode, MindSpore's Cells start in eval: a layer built outside a
             # class (where no enclosing module's mode governs it) is put in training mode, as torch's is
@@ -1724,6 +1792,7 @@ class TableCallTransform(Rule):
             target = switched_target(mapped, target)
             target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
                                            mapped, func.value, original_node, _api_name(entry))
+            target = self._float_accumulate_target(target, mapped, func.value, original_node, _api_name(entry))
             target = self._absorbed_target(target, mapped, original_node, func.value)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
             target = self._values_target(target, original_node)
@@ -2707,6 +2776,10 @@ TORCH_DTYPE_NAMES = frozenset({"float", "float32", "float64", "double", "float16
 # holds, read in an expression (TableCallTransform._fresh_fill)
 FRESH_FILLS = {"fill_": "mindspore.ops.full_like"}
 
+# torch.nn.functional.normalize's runtime function: written with MindSpore's ops where its input is a name
+# (TableCallTransform._native_normalize)
+RUNTIME_NORMALIZE = "mindport.runtime.nn_functional.normalize"
+
 # torch.einsum's runtime function: a literal equation that is one batched matrix product is written natively
 RUNTIME_EINSUM = "mindport.runtime.math.einsum"
 
@@ -2718,6 +2791,16 @@ NATIVE_UNMASKED = {"mindport.runtime.nn_functional.softmax": ("mindspore.ops.sof
 # a tensor back itself) -> MindSpore's own, at a site whose data held no tensor in a recorded torch run
 NATIVE_PLAIN_DATA = {"mindport.runtime.tensor.tensor": "mindspore.Tensor",
                      "mindport.runtime.tensor.as_tensor": "mindspore.Tensor"}
+
+# the runtime interpolate / Upsample -> MindSpore's own where a size or an integral scale factor is given and the mode
+# is one of these (MindSpore's sampling is torch's there: _sized_interpolate_target)
+NATIVE_SIZED_INTERPOLATE = {"mindport.runtime.nn_functional.interpolate": "mindspore.ops.interpolate",
+                            "mindport.runtime.layers.Upsample": "mindspore.nn.Upsample"}
+SIZED_INTERPOLATE_MODES = frozenset({"nearest", "linear", "bilinear", "trilinear"})
+
+# the runtime's integer accumulators (an int32/bool input accumulates in int64 as in torch) -> MindSpore's own, with
+# its renames, on an input that is no integer or bool tensor (TableCallTransform._float_accumulate_target)
+NATIVE_FLOAT_ACCUMULATE = {"mindport.runtime.math.cumsum": ("mindspore.ops.cumsum", {"input": "x", "dim": "axis"})}
 
 # the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, at a
 # site whose every reduced extent held elements in a recorded torch run (TableCallTransform._nonempty_target)
@@ -2997,6 +3080,92 @@ def _parameter_torch_refuses(receiver: cst.BaseExpression, scope, entry, call: c
     keywords = {a.keyword.value for a in call.args if a.keyword is not None}
     required = [p for p in own if p.kind == "positional" and p.default is None and p.name not in keywords]
     return len(positional) > capacity or len(positional) < len(required)
+
+
+def _sized_interpolate_target(target: str, mapped: dict) -> str:
+    """The runtime interpolate and Upsample (written out for torch's sampling where MindSpore's differs: bicubic, a
+    non-integral ``scale_factor``, antialias; MindSpore refuses an integer ``scale_factor``) with a literal ``mode``
+    (or torch's default) of nearest, linear, bilinear or trilinear, no ``antialias``, and either a ``size`` (no
+    ``scale_factor``, no ``recompute_scale_factor``) or a literal integral ``scale_factor`` (``2``, ``2.0``, ``(2,
+    3)``; no ``size``, ``recompute_scale_factor`` unset): MindSpore's own ``ops.interpolate`` / ``nn.Upsample`` with
+    torch's argument names. Its sampling is torch's there (nearest exactly, the linear modes to 1e-6: tests/converter/
+    test_native_interpolate.py); an integral scale factor is written as a float with ``recompute_scale_factor=True``
+    (MindSpore's form of it: the output size n * s, sampled at n / (n * s), which is torch's 1 / s)."""
+    native = NATIVE_SIZED_INTERPOLATE.get(target)
+    if native is None:
+        return target
+
+    def given(name):
+        arg = mapped.get(name)
+        return arg is not None and arg.given and arg.source.strip() != "None"
+
+    antialias = mapped.get("antialias")
+    if antialias is not None and antialias.given and antialias.literal(None) is not False:
+        return target
+    mode = mapped.get("mode")
+    if mode is not None and mode.given and mode.literal(None) not in SIZED_INTERPOLATE_MODES:
+        return target
+    if given("recompute_scale_factor") or given("size") == given("scale_factor") \
+            or (given("size") and not _plain_size(mapped["size"])):
+        return target
+    if given("scale_factor"):
+        scale = _integral_scale(mapped["scale_factor"])
+        if scale is None:
+            return target
+        mapped["scale_factor"] = Arg(scale)
+        mapped["recompute_scale_factor"] = Arg("True")
+    else:
+        mapped.pop("scale_factor", None)
+        mapped.pop("recompute_scale_factor", None)
+    mapped.pop("antialias", None)
+    return native
+
+
+_SIZE_OPERATORS = (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo)
+
+
+def _plain_size(arg: Arg) -> bool:
+    """A ``size`` MindSpore's interpolate takes as torch's does: ops.interpolate refuses a NumPy integer or a tensor
+    in it ("the 'size[0]' must be int", where the runtime's ``int(s)`` reads one), so only an int literal, a name, an
+    attribute, a subscript (``x.shape[2]``), ``int(...)``, ``len(...)`` and ``+ - * // %`` of those, alone or in a
+    tuple or list display, are taken (a name may hold a tuple of sizes); a call such as ``np.ceil(h)`` or
+    ``t.item()`` keeps the runtime's."""
+    node = arg.node if arg.node is not None else cst.parse_expression(arg.source)
+
+    def plain(expr) -> bool:
+        if isinstance(expr, (cst.Integer, cst.Name, cst.Attribute, cst.Subscript)):
+            return True
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+            return plain(expr.expression)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _SIZE_OPERATORS):
+            return plain(expr.left) and plain(expr.right)
+        return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("int", "len")
+
+    if isinstance(node, (cst.Tuple, cst.List)):
+        return bool(node.elements) and all(isinstance(e, cst.Element) and plain(e.value) for e in node.elements)
+    return plain(node)
+
+
+def _integral_scale(arg: Arg) -> "str | None":
+    """A literal scale factor of integral values (``2``, ``2.0``, ``(2, 3)``) written as floats (``2.0``, ``(2.0,
+    3.0)``); None for anything else."""
+    value = arg.literal(None)
+    values = value if isinstance(value, tuple) else (value,)
+    if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()
+                             and v > 0 for v in values):
+        return None
+    floats = tuple(float(v) for v in values)
+    return repr(floats) if isinstance(value, tuple) else repr(floats[0])
+
+
+def _native_list_argument(built: cst.Call) -> cst.Call:
+    """``nn.CellList(...)`` of a generator expression (``nn.ModuleList(nn.Linear(n, k) for n, k in zip(a, b))``):
+    CellList takes a list only, torch's ModuleList consumes the generator when it is built; the same elements as a
+    list comprehension, built at the same moment."""
+    if len(built.args) != 1 or not isinstance(built.args[0].value, cst.GeneratorExp):
+        return built
+    gen = built.args[0].value
+    return built.with_changes(args=[built.args[0].with_changes(value=cst.ListComp(elt=gen.elt, for_in=gen.for_in))])
 
 
 def _native_reduction(native: tuple, mapped: dict) -> str:
