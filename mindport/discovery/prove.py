@@ -277,7 +277,7 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
     ms_ref = model_ref(out_root, rel, name, entry.get("module", ""))
     ctor = entry["ctor"]
     worker.timed_out = False
-    timer = threading.Timer(s.proof_seconds, worker.kill)
+    timer = threading.Timer(proof_seconds(s, entry.get("params")), worker.kill)
     timer.start()
     stage = "starting the side processes"
     try:
@@ -339,12 +339,19 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
         return _fail(entry, "not-built", "reason", f"{stage}: the torch model raised: {_msg(exc)}")
     except (SideError, OSError, EOFError) as exc:
         worker.close()
-        text = f"over {s.proof_seconds:g} s (stopped)" if worker.timed_out else _msg(exc)
+        text = f"over {proof_seconds(s, entry.get('params')):g} s (stopped)" if worker.timed_out else _msg(exc)
         side = getattr(exc, "side", "")
         status = "ms-failed" if side == "MindSpore" or worker.timed_out else "not-built"
         return _fail(entry, status, "error" if status == "ms-failed" else "reason", f"{stage}: {text}")
     finally:
         timer.cancel()
+
+
+def proof_seconds(s: ProveSettings, params: int | None) -> float:
+    """The time a model's proof may take: ``s.proof_seconds``, scaled up for a model over 20 M parameters (both
+    draws move every weight twice and GRAPH_MODE compiles it: an AlexNet of 61 M was stopped at 180 s on a loaded
+    2-core machine)."""
+    return s.proof_seconds * max(1.0, (params or 0) / 20_000_000)
 
 
 def ms_ctor(ctor: str) -> str:

@@ -246,3 +246,11 @@ def test_a_model_built_in_float64_takes_float64(tmp_path):
     result = proven["double.py:DoubleAutoencoder"]
     assert result["status"] == "proven", result
     assert result["inputs"][0].endswith(":float64"), result["inputs"]
+
+
+def test_a_big_models_proof_has_time_in_proportion():
+    from mindport.discovery.prove import ProveSettings, proof_seconds
+
+    s = ProveSettings()
+    assert proof_seconds(s, None) == s.proof_seconds == proof_seconds(s, 5_000_000)
+    assert proof_seconds(s, 61_000_000) == pytest.approx(s.proof_seconds * 3.05)
