@@ -912,6 +912,74 @@ def grad_graph(fn, inputs, grad_outputs=None, allow_unused=False, kept=False):
     return (grads, outputs, *aux) if kept else grads
 
 
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
+              masked=None) -> bool:
+    """``torch.autograd.gradcheck``: each floating input's Jacobian from central differences (``eps``, in the
+    input's own dtype, as torch) against the one differentiation gives (``mindspore.vjp``, one cotangent per output
+    element), ``|analytical - numerical| <= atol + rtol * |numerical|`` everywhere. MindSpore tensors carry no
+    ``requires_grad``: every floating tensor input is checked (torch checks the ones that require it; the converter
+    drops the flag). A mismatch raises torch's message (a RuntimeError, as torch's GradcheckError is one) or, with
+    ``raise_exception=False``, returns False. The other checks (batched, forward-mode) are not run."""
+    import warnings
+
+    import numpy as np
+
+    single = isinstance(inputs, Tensor)
+    args = [inputs] if single else list(inputs)
+    checked = [i for i, a in enumerate(args) if isinstance(a, Tensor) and ops.is_floating_point(a)]
+    if not checked:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+                         "requires_grad=True.")
+
+    def outputs(*values):
+        full = list(args)
+        for i, v in zip(checked, values):
+            full[i] = v
+        out = func(*full)
+        out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        return tuple(o for o in out if isinstance(o, Tensor) and ops.is_floating_point(o))
+
+    base = [args[i] for i in checked]
+    outs, pullback = ms.vjp(outputs, *base)
+    analytical = [[np.zeros((int(args[i].size), int(o.size)), np.float64) for o in outs] for i in checked]
+    with warnings.catch_warnings():
+        # one pullback per output element: MindSpore warns at each after the first that it reruns the forward
+        warnings.filterwarnings("ignore", "vjp_fn has been called multiple times")
+        for k, o in enumerate(outs):
+            for j in range(int(o.size)):
+                flat = np.zeros(int(o.size), ms.dtype_to_nptype(o.dtype))
+                flat[j] = 1
+                cotangents = tuple(Tensor(flat.reshape(o.shape), o.dtype) if m == k else ops.zeros_like(p)
+                                   for m, p in enumerate(outs))
+                grads = pullback(cotangents)
+                grads = grads if isinstance(grads, (tuple, list)) else (grads,)
+                for n, g in enumerate(grads):
+                    analytical[n][k][:, j] = g.asnumpy().reshape(-1)
+    for n, i in enumerate(checked):
+        host = args[i].asnumpy()
+        numerical = [np.zeros((host.size, int(o.size)), np.float64) for o in outs]
+        for e in range(host.size):
+            values = []
+            for step in (eps, -eps):
+                moved = host.copy().reshape(-1)
+                moved[e] += step
+                values.append(outputs(*[Tensor(moved.reshape(host.shape), args[i].dtype) if m == n else b
+                                        for m, b in enumerate(base)]))
+            for k in range(len(outs)):
+                numerical[k][e] = (values[0][k].asnumpy().astype(np.float64).reshape(-1)
+                                   - values[1][k].asnumpy().astype(np.float64).reshape(-1)) / (2 * eps)
+        for k in range(len(outs)):
+            a, num = analytical[n][k], numerical[k]
+            if not np.all(np.abs(a - num) <= atol + rtol * np.abs(num)):
+                if not raise_exception:
+                    return False
+                raise RuntimeError(f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                                   f"numerical:{num}\nanalytical:{a}\n")
+    return True
+
+
 def _layer_norm_twice_differentiable(prim, input_x, gamma, beta):
     """``ops.LayerNorm``'s outputs (y, mean, 1/std) from the mean, the biased variance, a square root and a division
     over the axes from ``begin_norm_axis`` on: operators whose gradient MindSpore 2.10 can differentiate again
