@@ -817,9 +817,8 @@ def _checked_key(fn):
 _GRAPH_GRADS = [0]  # grad_graph calls so far: a failing differentiation after one went through a gradient
 _NO_SECOND_DERIVATIVE = ("mindport: MindSpore could not differentiate a gradient taken with create_graph=True "
                          "({detail}): MindSpore 2.10 cannot differentiate the gradient of some operators again "
-                         "(log_softmax's LogSoftmaxGrad has no bprop; cross_entropy/nll_loss fail the same way); "
-                         "write that part from operators that can (log_softmax(z) as z - logsumexp(z, dim, "
-                         "keepdim=True))")
+                         "(ELU's EluGrad has no bprop); write that part from operators that can (elu(z) as "
+                         "where(z > 0, z, alpha * (exp(z) - 1)))")
 _UNREACHED = ("mindport: no parameter reaches the loss {name} computes (every gradient is zero): the tensors it "
               "differentiates were computed before the converted region (kept from earlier steps, e.g. log-"
               "probabilities saved in a list), or the models it calls hold no parameters the converter found. Compute "
@@ -912,6 +911,19 @@ def grad_graph(fn, inputs, grad_outputs=None, allow_unused=False, kept=False):
     return (grads, outputs, *aux) if kept else grads
 
 
+def grad_graph_values(fn, mapping, grad_outputs=None, allow_unused=False, kept=False):
+    """``torch.autograd.grad(outputs, d.values(), create_graph=True)`` over a dict of tensors by name (MAML's fast
+    weights, ``OrderedDict(model.named_parameters())``): ``fn`` computes ``outputs`` from the dict, and is
+    differentiated with respect to its values (``grad_graph``), handed a dict of the same type and keys. The
+    gradients come back one per value, in the dict's order, as torch's."""
+    keys = list(mapping.keys())
+
+    def over(*values):
+        return fn(type(mapping)(zip(keys, values)))
+
+    return grad_graph(over, tuple(mapping.values()), grad_outputs, allow_unused, kept)
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
@@ -991,29 +1003,67 @@ def _layer_norm_twice_differentiable(prim, input_x, gamma, beta):
     return centred / std * gamma + beta, mean, 1 / std
 
 
+def _gather_d_twice_differentiable(prim, x, dim, index):
+    """``ops.GatherD``'s output (``torch.gather``; cross_entropy's and nll_loss's pick of each target's
+    log-probability) as a one-hot product summed over the gathered axis: operators whose gradient MindSpore 2.10 can
+    differentiate again (GatherD's gradient it cannot: "The pointer[value] is null", MAML's inner cross_entropy)."""
+    dim = dim % x.ndim
+    picked = x[tuple(slice(None) if e == dim else slice(0, int(index.shape[e])) for e in range(x.ndim))]
+    classes = ops.arange(int(x.shape[dim]), dtype=index.dtype).reshape(
+        tuple(int(x.shape[dim]) if e == dim + 1 else 1 for e in range(x.ndim + 1)))
+    one_hot = (index.expand_dims(dim + 1) == classes).astype(x.dtype)
+    return (picked.expand_dims(dim) * one_hot).sum(dim + 1)
+
+
+def _matmul_twice_differentiable(prim, input, other):
+    """``ops.MatMulExt``'s product (``ops.matmul``, ``x @ w``) through ``ops.MatMul`` / ``ops.BatchMatMul`` (batch
+    dimensions broadcast first): MindSpore 2.10 differentiates MatMulExt's gradient again wrongly with respect to the
+    other operand (a gradient penalty over ``tanh(x @ w)``: d/dw of d/dx off by 1.3x its size), MatMul's and
+    BatchMatMul's rightly. A vector operand keeps MatMulExt."""
+    if input.ndim < 2 or other.ndim < 2:
+        return _TwiceDifferentiable.original(type(prim))(prim, input, other)
+    if input.ndim == 2 and other.ndim == 2:
+        return ops.MatMul()(input, other)
+    import numpy as np
+
+    batch = tuple(np.broadcast_shapes(tuple(input.shape[:-2]), tuple(other.shape[:-2])))
+    return ops.BatchMatMul()(ops.broadcast_to(input, batch + tuple(input.shape[-2:])),
+                             ops.broadcast_to(other, batch + tuple(other.shape[-2:])))
+
+
 class _TwiceDifferentiable:
     """While ``grad_graph`` takes a gradient that a later differentiation goes through (create_graph=True): the
     operators MindSpore 2.10 cannot differentiate twice run as compositions of ones it can. Only there: elsewhere
-    LayerNorm stays MindSpore's kernel (a WGAN-GP critic's ordinary forward too). ``ops.LayerNorm`` is the
-    primitive of ``mindspore.nn.LayerNorm`` and of the runtime's LayerNorm layers."""
+    they stay MindSpore's kernels (a WGAN-GP critic's ordinary forward too). ``ops.LayerNorm`` is the primitive of
+    ``mindspore.nn.LayerNorm`` and of the runtime's LayerNorm layers; ``ops.GatherD`` is cross_entropy's and
+    nll_loss's pick of the targets (MAML's inner loss) and ``torch.gather``'s."""
 
     _depth = [0]
+    _patched: list = []
 
     def __enter__(self):
-        from mindspore.ops.auto_generate.gen_ops_prim import LayerNorm as _LayerNormPrimitive
+        from mindspore.ops.auto_generate.gen_ops_prim import GatherD, LayerNorm, MatMulExt
 
-        self._primitive = _LayerNormPrimitive
         if not self._depth[0]:
-            self._original = _LayerNormPrimitive.__dict__["__call__"]
-            _LayerNormPrimitive.__call__ = _layer_norm_twice_differentiable
+            self._patched[:] = [(primitive, primitive.__dict__["__call__"])
+                                for primitive in (LayerNorm, GatherD, MatMulExt)]
+            LayerNorm.__call__ = _layer_norm_twice_differentiable
+            GatherD.__call__ = _gather_d_twice_differentiable
+            MatMulExt.__call__ = _matmul_twice_differentiable
         self._depth[0] += 1
         return self
 
     def __exit__(self, *exc):
         self._depth[0] -= 1
         if not self._depth[0]:
-            self._primitive.__call__ = self._original
+            for primitive, call in self._patched:
+                primitive.__call__ = call
         return False
+
+    @classmethod
+    def original(cls, primitive):
+        """The primitive's own ``__call__`` while it is replaced."""
+        return dict(cls._patched)[primitive]
 
 
 def zero_grad(*sources, set_to_none=True) -> None:

@@ -84,3 +84,138 @@ def test_gradcheck_of_a_custom_function_and_of_plain_functions_answers_as_torchs
     ms_lines = _run(code, "gradcheck_ms")
     assert torch_lines == ms_lines == {"relu": ["True"], "wrong": ["False"], "two": ["True"], "single": ["True"],
                                        "raised": ["True"]}, (torch_lines, ms_lines)
+
+
+# MAML (wwangxinhao/pytorch-tutorials' meta-learning tutorial): the inner step takes
+# ``torch.autograd.grad(loss, fast_weights.values(), create_graph=True)`` over a dict of the model's parameters by
+# name, in a method the meta-step's backward region calls. The inputs were not names, so MP105 left the call to
+# torch ("iteration over a 0-d tensor"). Now the statements computing the loss from the dict become a function of
+# the dict, differentiated over its values (mindport.runtime.training.grad_graph_values); and cross_entropy's pick
+# of the targets (GatherD, whose gradient MindSpore 2.10 cannot differentiate again: "The pointer[value] is null")
+# runs there as a one-hot product.
+MAML = '''
+from collections import OrderedDict
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Linear(6, 8), nn.ReLU())
+        self.classifier = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+class MAML:
+    def __init__(self, model, inner_lr=0.1, inner_steps=2):
+        self.model = model
+        self.inner_lr = inner_lr
+        self.inner_steps = inner_steps
+        self.meta_optimizer = torch.optim.Adam(self.model.parameters(), lr=0.01)
+
+    def inner_loop(self, x, y):
+        fast_weights = OrderedDict(self.model.named_parameters())
+        for step in range(self.inner_steps):
+            logits = self.functional_forward(x, fast_weights)
+            loss = F.cross_entropy(logits, y)
+            grads = torch.autograd.grad(loss, fast_weights.values(), create_graph=True)
+            fast_weights = OrderedDict(
+                (name, param - self.inner_lr * grad)
+                for (name, param), grad in zip(fast_weights.items(), grads)
+            )
+        return fast_weights
+
+    def functional_forward(self, x, params):
+        x = F.relu(F.linear(x, params['features.0.weight'], params['features.0.bias']))
+        return F.linear(x, params['classifier.weight'], params['classifier.bias'])
+
+    def meta_train_step(self, tasks):
+        meta_loss = 0
+        for sx, sy, qx, qy in tasks:
+            fast_weights = self.inner_loop(sx, sy)
+            meta_loss += F.cross_entropy(self.functional_forward(qx, fast_weights), qy)
+        meta_loss = meta_loss / len(tasks)
+        self.meta_optimizer.zero_grad()
+        meta_loss.backward()
+        self.meta_optimizer.step()
+        return meta_loss.item()
+
+
+model = Net()
+with torch.no_grad():
+    for k, p in enumerate(model.parameters()):
+        p.copy_(torch.sin(torch.arange(p.numel(), dtype=torch.float32) * 0.7 + k).reshape(p.shape) * 0.4)
+maml = MAML(model)
+
+
+def task(shift):
+    x = torch.sin(torch.arange(60, dtype=torch.float32) * 0.37 + shift).reshape(10, 6)
+    y = torch.arange(10) % 3
+    return x[:5], y[:5], x[5:], y[5:]
+
+
+for episode in range(6):
+    tasks = [task(episode + 0.5 * t) for t in range(2)]
+    print("meta", maml.meta_train_step(tasks))
+sx, sy, qx, qy = task(9.0)
+fw = maml.inner_loop(sx, sy)
+print("adapted", F.cross_entropy(maml.functional_forward(qx, fw), qy).item())
+'''
+
+
+def _close(ms_lines: dict, torch_lines: dict, rtol: float = 1e-4, atol: float = 1e-6) -> None:
+    assert set(ms_lines) == set(torch_lines), (ms_lines, torch_lines)
+    for key, values in torch_lines.items():
+        got = [float(v) for v in ms_lines[key]]
+        assert len(got) == len(values), (key, got, values)
+        for a, b in zip(got, map(float, values)):
+            assert abs(a - b) <= atol + rtol * abs(b), (key, got, values)
+
+
+def test_maml_fast_weights_dict_gradient_with_create_graph_tracks_torch():
+    code = _convert(MAML)
+    assert "MP105" not in code and "import torch" not in code, code
+    assert ".grad_graph_values(" in code, code
+    torch_lines = _run(MAML, "maml_torch")
+    _close(_run(code, "maml_ms"), torch_lines)
+    meta = [float(v) for v in torch_lines["meta"]]
+    assert len(meta) == 6 and len(set(meta)) == 6  # the meta-step moves the weights
+
+
+# A gradient penalty over ``tanh(x @ w)`` (torch.autograd.grad(create_graph=True) with respect to the input, then
+# backward into w): MindSpore 2.10 differentiates MatMulExt's gradient (``x @ w``, ops.matmul) again wrongly with
+# respect to w, silently (the first loss equal, the next ones off by 10x and growing). In the twice-differentiable
+# context of grad_graph the product runs as ops.MatMul / ops.BatchMatMul, whose second derivatives are right.
+MATMUL_PENALTY = '''
+import torch
+
+x = torch.linspace(-1.0, 1.0, 12).reshape(3, 4).requires_grad_(True)
+xb = torch.linspace(-1.0, 1.0, 24).reshape(2, 3, 4).requires_grad_(True)
+w = torch.nn.Parameter(torch.linspace(0.2, 1.4, 16).reshape(4, 4))
+opt = torch.optim.SGD([w], lr=0.05)
+for step in range(4):
+    h = torch.tanh(x @ w)
+    g = torch.autograd.grad(h[:, :2].pow(2).sum(), x, create_graph=True)[0]
+    hb = torch.sin(xb @ w)
+    gb = torch.autograd.grad(hb.pow(2).sum(), xb, create_graph=True)[0]
+    loss = g.pow(2).sum() + 0.1 * gb.pow(2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print("penalty", loss.item())
+'''
+
+
+def test_a_gradient_penalty_through_a_matmul_tracks_torch():
+    code = _convert(MATMUL_PENALTY)
+    assert "MP105" not in code and "import torch" not in code, code
+    torch_lines = _run(MATMUL_PENALTY, "matmul_torch")
+    _close(_run(code, "matmul_ms"), torch_lines)
+    penalty = [float(v) for v in torch_lines["penalty"]]
+    assert penalty[-1] < penalty[0]
+

@@ -41,8 +41,10 @@ CUDA. ``backward(inputs=[...])`` adds only into those tensors' ``.grad``.
 ``torch.autograd.grad(outputs, inputs, create_graph=True)`` (a gradient penalty, a Hessian-vector product, a
 double-backprop regulariser): the statements before it that compute ``outputs`` from ``inputs`` become a function of
 the inputs, defined where the call stands, and the call ``mp_train.grad_graph(fn, inputs, ...)`` (``mindspore.vjp``);
-inside a ``forward_fn`` the later backward differentiates through it (PyNative). Gradients with respect to a model's
-parameters (MAML's inner step), several outputs, and ``.backward(create_graph=True)`` get MP105.
+inside a ``forward_fn`` the later backward differentiates through it (PyNative). Inputs ``d.values()`` (MAML's inner
+step over ``dict(model.named_parameters())`` fast weights): the function takes the dict and
+``mp_train.grad_graph_values(fn, d)`` differentiates it over the values. Other gradients with respect to a model's
+parameters, several outputs, and ``.backward(create_graph=True)`` get MP105.
 
 ``opt.state_dict()`` / ``opt.load_state_dict(sd)`` on an optimizer (of the file, or a receiver named like one:
 ``self.optimizer``, ``scheduler.optimizer``) -> ``mp_optim.state_dict(opt)`` / ``mp_optim.load_state_dict(opt, sd)``:
@@ -652,6 +654,61 @@ class TrainingLoopRule(Rule):
                     optimizer(mp_train.grads_of(optimizer))
             """,
             note="A WGAN-GP gradient penalty: torch.autograd.grad(create_graph=True) becomes a function of its inputs (the statements computing the outputs from them), differentiated by grad_graph (mindspore.vjp) inside forward_fn, so the loss's gradient goes through the gradient; grad_outputs that reads the outputs is a function of them.",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn.functional as F
+
+
+                def adapt(model, x, y, lr=0.1):
+                    fast = dict(model.named_parameters())
+                    logits = F.linear(x, fast["weight"], fast["bias"])
+                    loss = F.cross_entropy(logits, y)
+                    grads = torch.autograd.grad(loss, fast.values(), create_graph=True)
+                    return {name: w - lr * g for (name, w), g in zip(fast.items(), grads)}
+
+
+                def meta_step(model, optimizer, tasks):
+                    optimizer.zero_grad()
+                    total = 0
+                    for sx, sy, qx, qy in tasks:
+                        fast = adapt(model, sx, sy)
+                        total = total + F.cross_entropy(F.linear(qx, fast["weight"], fast["bias"]), qy)
+                    total.backward()
+                    optimizer.step()
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import training as mp_train
+                from mindport.runtime import containers as mp_containers
+
+
+                def adapt(model, x, y, lr=0.1):
+                    fast = dict(mp_containers.named_parameters(model))
+                    def loss_fn(fast):
+                        logits = ops.dense(x, fast["weight"], bias=fast["bias"])
+                        loss = mp_F.cross_entropy(logits, y)
+                        return loss
+                    grads = mp_train.grad_graph_values(loss_fn, fast)
+                    return {name: w - lr * g for (name, w), g in zip(fast.items(), grads)}
+
+
+                def meta_step(model, optimizer, tasks):
+                    mp_train.zero_grad(optimizer)
+                    total = 0
+                    def forward_fn(total):
+                        for sx, sy, qx, qy in tasks:
+                            fast = adapt(model, sx, sy)
+                            total = total + mp_F.cross_entropy(ops.dense(qx, fast["weight"], bias=fast["bias"]), qy)
+                        return total
+                    grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, adapt))
+                    total, grads = grad_fn(total)
+                    mp_train.backward(grads)
+                    optimizer(mp_train.grads_of(optimizer))
+            """,
+            note="MAML's inner step: torch.autograd.grad(loss, fast.values(), create_graph=True) over a dict of weights by name becomes a function of the dict (the statements computing the loss from it), differentiated over its values by grad_graph_values; the meta-step's backward, in another function, differentiates through it.",
         ),
         Example(
             before="""
@@ -1406,10 +1463,12 @@ class TrainingLoopRule(Rule):
             raise Unfit("several outputs")
         if "is_grads_batched" in args and code_of(args["is_grads_batched"]).strip() not in ("False", "None"):
             raise Unfit("is_grads_batched=True")
-        elements = [e.value for e in inputs.elements] if isinstance(inputs, (cst.List, cst.Tuple)) else [inputs]
+        mapping = _values_of(inputs)  # MAML's fast weights: grad(loss, fast_weights.values(), create_graph=True)
+        elements = [cst.Name(mapping)] if mapping else \
+            [e.value for e in inputs.elements] if isinstance(inputs, (cst.List, cst.Tuple)) else [inputs]
         if not all(isinstance(e, cst.Name) for e in elements):
             raise Unfit(f"the inputs {code_of(inputs)} are not tensors named in the code (gradients with respect to "
-                        "a model's parameters, as MAML or a Hessian-vector product over the weights take, are not "
+                        "a model's parameters, as a Hessian-vector product over the weights takes, are not "
                         "followed)")
         names = [e.value for e in elements]
         rw = [reads_writes(stmt) for stmt in body]
@@ -1475,8 +1534,8 @@ class TrainingLoopRule(Rule):
         if "allow_unused" in args:
             extra += f", allow_unused={code_of(args['allow_unused'])}"
         with_kept = bool(kept or keep_output)
-        value = parse_expression(f"{train}.grad_graph({fn}, ({', '.join(names)},){extra}"
-                                 f"{', kept=True' if with_kept else ''})")
+        over = f"grad_graph_values({fn}, {mapping}" if mapping else f"grad_graph({fn}, ({', '.join(names)},)"
+        value = parse_expression(f"{train}.{over}{extra}{', kept=True' if with_kept else ''})")
         new = [definition]
         if with_kept:
             grads = self._fresh_in(f"grads_{output_name or 'outputs'}", in_block)
@@ -2169,6 +2228,14 @@ def _autograd_args(call: cst.Call) -> dict:
     """``torch.autograd.grad``'s arguments by name (``?`` for one past its positional ones)."""
     return {a.keyword.value if a.keyword else (_AUTOGRAD_GRAD_ARGS[i] if i < len(_AUTOGRAD_GRAD_ARGS) else "?"): a.value
             for i, a in enumerate(call.args)}
+
+
+def _values_of(inputs: cst.BaseExpression) -> str | None:
+    """``D`` when the inputs are ``D.values()`` (a dict of tensors by name: MAML's fast weights), else None."""
+    if isinstance(inputs, cst.Call) and not inputs.args and isinstance(inputs.func, cst.Attribute) \
+            and inputs.func.attr.value == "values" and isinstance(inputs.func.value, cst.Name):
+        return inputs.func.value.value
+    return None
 
 
 def _creates_graph(call: cst.Call) -> bool:
