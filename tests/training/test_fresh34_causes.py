@@ -219,3 +219,39 @@ def test_a_gradient_penalty_through_a_matmul_tracks_torch():
     penalty = [float(v) for v in torch_lines["penalty"]]
     assert penalty[-1] < penalty[0]
 
+
+# Leaf tensors (requires_grad=True) handed to an optimizer through a list named first, in a function
+# (aman-17's spiral classifier: params = [W1, b1, W2, b2]; torch.optim.SGD(params, lr=1.0)): the Parameter rewrite
+# looked for the tensors' names in the optimizer call only, so they stayed plain tensors and MindSpore's optimizer
+# refused them ("Optimizer can only optimize Parameters").
+LIST_OF_LEAVES = '''
+import torch
+import torch.nn.functional as F
+
+
+def train(steps):
+    x = torch.linspace(-1.0, 1.0, 24).reshape(6, 4)
+    y = torch.tensor([0, 1, 2, 0, 1, 2])
+    W = (torch.linspace(-0.3, 0.4, 12).reshape(4, 3)).requires_grad_(True)
+    b = torch.zeros(3, requires_grad=True)
+    params = [W, b]
+    opt = torch.optim.SGD(params, lr=0.5)
+    for step in range(steps):
+        loss = F.cross_entropy(x @ W + b, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print("loss", loss.item())
+
+
+train(5)
+'''
+
+
+def test_leaves_handed_to_an_optimizer_through_a_named_list_train_as_torchs():
+    code = _convert(LIST_OF_LEAVES)
+    assert "W = ms.Parameter(" in code and "b = ms.Parameter(" in code, code
+    torch_lines = _run(LIST_OF_LEAVES, "leaves_torch")
+    _close(_run(code, "leaves_ms"), torch_lines)
+    losses = [float(v) for v in torch_lines["loss"]]
+    assert len(losses) == 5 and losses[-1] < losses[0]

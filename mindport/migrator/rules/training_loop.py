@@ -713,6 +713,49 @@ class TrainingLoopRule(Rule):
         Example(
             before="""
                 import torch
+                import torch.nn.functional as F
+
+
+                def train(x, y, steps):
+                    W = torch.zeros(4, 3, requires_grad=True)
+                    b = torch.zeros(3, requires_grad=True)
+                    params = [W, b]
+                    opt = torch.optim.SGD(params, lr=0.5)
+                    for step in range(steps):
+                        loss = F.cross_entropy(x @ W + b, y)
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import optim as mp_optim
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import training as mp_train
+
+
+                def train(x, y, steps):
+                    W = ms.Parameter(ops.zeros((4, 3)), name='W')
+                    b = ms.Parameter(ops.zeros(3), name='b')
+                    params = [W, b]
+                    opt = ms_optim.SGD(mp_optim.distinct_names(params), lr=0.5)
+                    for step in range(steps):
+                        def forward_fn(W, b):
+                            loss = mp_F.cross_entropy(x @ W + b, y)
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(opt), leaves=2)
+                        loss, grads = grad_fn(W, b)
+                        mp_train.zero_grad(opt)
+                        mp_train.backward(grads)
+                        opt(mp_train.grads_of(opt))
+            """,
+            note="requires_grad tensors handed to an optimizer through a list named first (params = [W, b]) become Parameters, as when the list is written in the call: MindSpore's optimizers take Parameters only.",
+        ),
+        Example(
+            before="""
+                import torch
 
 
                 def compare(net_a, net_b, opt_a, opt_b, loss_func, x, y, steps):
@@ -1076,6 +1119,17 @@ class TrainingLoopRule(Rule):
             qual = self.scope.resolve_torch(call.func) or ""
             if qual.startswith("torch.optim.") and ".lr_scheduler." not in qual and call.args:
                 self._optimized.update(_names([call.args[0].value]).reads)
+        # ... also through a list named first (params = [W1, b1, W2, b2]; torch.optim.SGD(params, lr=1.0))
+        lists = [(names, a.value) for a in all_nodes(node, cst.Assign)
+                 if isinstance(a.value, (cst.List, cst.Tuple))
+                 and (names := {n for t in a.targets for n in target_names(t.target)})]
+        grown = True
+        while grown:
+            grown = False
+            for names, value in lists:
+                if names & self._optimized and not (elements := set(_names([value]).reads)) <= self._optimized:
+                    self._optimized |= elements
+                    grown = True
 
     def _group_item(self, target) -> tuple[cst.BaseExpression, str] | None:
         """``g['lr']`` (g a loop target over ``X.param_groups``) or ``X.param_groups[i]['lr']``: the group and key."""
