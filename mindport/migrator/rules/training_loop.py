@@ -36,7 +36,11 @@ comes back out. torch's ``.grad`` is kept on the tensors (``mindport.runtime.tra
 -> ``mp_train.step(opt, closure)``, ``zero_grad()`` -> ``mp_train.zero_grad(...)``, ``clip_grad_norm_``/
 ``clip_grad_value_`` act on ``.grad``; manual updates (``w -= lr * w.grad`` on a leaf, ``p.data -= ...``) are in
 place; ``GradScaler``'s scale/unscale_/step/update and ``autocast`` run in full precision, as torch runs them without
-CUDA. ``backward(inputs=[...])`` adds only into those tensors' ``.grad``.
+CUDA. ``backward(inputs=[...])`` adds only into those tensors' ``.grad``. A random draw inline in a statement that
+two backward calls' forwards both compute (a GAN's ``fake = g(torch.randn(...))``) becomes a statement of its own
+before them, drawn once as torch draws it; a backward called alone on a loss expression
+(``criterion(model(x), y).backward()``) gets that loss as a statement of its own; a ``with torch.no_grad():`` block
+(weights set in place) is never part of a forward.
 
 ``torch.autograd.grad(outputs, inputs, create_graph=True)`` (a gradient penalty, a Hessian-vector product, a
 double-backprop regulariser): the statements before it that compute ``outputs`` from ``inputs`` become a function of
@@ -756,6 +760,90 @@ class TrainingLoopRule(Rule):
         Example(
             before="""
                 import torch
+                import torch.nn.functional as F
+
+
+                def gan_step(g, d, g_opt, d_opt, real):
+                    fake = g(torch.randn(real.shape[0], 2))
+                    d_opt.zero_grad()
+                    d_loss = F.softplus(-d(real)).mean() + F.softplus(d(fake.detach())).mean()
+                    d_loss.backward()
+                    d_opt.step()
+                    g_opt.zero_grad()
+                    g_loss = F.softplus(-d(fake)).mean()
+                    g_loss.backward()
+                    g_opt.step()
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def gan_step(g, d, g_opt, d_opt, real):
+                    draw = ops.randn(real.shape[0], 2)
+                    mp_train.zero_grad(d_opt)
+                    mp_train.train_mode(g)
+                    mp_train.train_mode(d)
+                    def forward_fn_d_loss():
+                        fake = g(draw)
+                        d_loss = mp_math.mean(ops.softplus(-d(real))) + mp_math.mean(ops.softplus(d(ops.stop_gradient(fake))))
+                        return d_loss, fake
+                    grad_fn_d_loss = mp_train.value_and_grad(forward_fn_d_loss, mp_train.parameters(d_opt, g_opt, g, d))
+                    (d_loss, fake), grads_d_loss = grad_fn_d_loss()
+                    mp_train.backward(grads_d_loss)
+                    d_opt(mp_train.grads_of(d_opt))
+                    mp_train.zero_grad(g_opt)
+                    def forward_fn_g_loss():
+                        fake = g(draw)
+                        g_loss = mp_math.mean(ops.softplus(-d(fake)))
+                        return g_loss
+                    grad_fn_g_loss = mp_train.value_and_grad(forward_fn_g_loss, mp_train.parameters(d_opt, g_opt, g, d))
+                    g_loss, grads_g_loss = grad_fn_g_loss()
+                    mp_train.backward(grads_g_loss)
+                    g_opt(mp_train.grads_of(g_opt))
+            """,
+            note="A GAN step whose fake batch draws its noise inline (g(torch.randn(...))) and feeds both backward calls: the draw becomes a statement of its own before the step, so both forward_fns compute from the noise torch drew once.",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+                model = nn.Linear(4, 2)
+                criterion = nn.MSELoss()
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                x, y = torch.ones(3, 4), torch.zeros(3, 2)
+                opt.zero_grad()
+                criterion(model(x), y).backward()
+                opt.step()
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import losses as mp_losses
+                from mindport.runtime import training as mp_train
+
+                model = nn.Dense(in_channels=4, out_channels=2)
+                criterion = mp_losses.MSELoss()
+                opt = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                x, y = ops.ones((3, 4)), ops.zeros((3, 2))
+                mp_train.zero_grad(opt)
+                model.set_train(True)
+                def forward_fn():
+                    loss_ = criterion(model(x), y)
+                    return loss_
+                grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(opt, criterion, model))
+                loss_, grads = grad_fn()
+                mp_train.backward(grads)
+                opt(mp_train.grads_of(opt))
+            """,
+            note="A backward called alone on the loss expression (criterion(model(x), y).backward()): the loss becomes a statement of its own, the forward of the region; the model's construction stays where it was.",
+        ),
+        Example(
+            before="""
+                import torch
 
 
                 def compare(net_a, net_b, opt_a, opt_b, loss_func, x, y, steps):
@@ -1424,6 +1512,14 @@ class TrainingLoopRule(Rule):
                 sites = [self._site(index, call) for index, call in calls]
                 plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
                                    self._class_methods[-1] if self._class_methods else None)
+            if (drawn := self._draw_once(body, plans)) is not None or \
+                    (drawn := self._name_bare_losses(body, plans)) is not None:
+                body = drawn
+                calls = [(index, call) for index, stmt in enumerate(body)
+                         for call in _backward_calls(stmt, self._grad_calls) if id(call) in self._sites]
+                sites = [self._site(index, call) for index, call in calls]
+                plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
+                                   self._class_methods[-1] if self._class_methods else None)
         except Unfit as exc:
             if not terminal and "is not computed in this block" in str(exc):
                 return original  # the enclosing block may compute it
@@ -1435,6 +1531,63 @@ class TrainingLoopRule(Rule):
             self._sites.pop(id(call))
         self.ctx.converted_sites += len(plans)
         return self._emit(body, plans)
+
+    def _draw_once(self, body: list, plans: list[Plan]) -> list | None:
+        """A forward statement that two backward sites' forward_fn both compute (a GAN step's
+        ``gen_batch = g(torch.randn(...))``, read by the discriminator's loss and the generator's): torch drew its
+        random values once, each forward_fn would draw them again. Its draws (``ops.randn(...)`` in an argument)
+        become statements of their own before it, so both compute from the same values, as a separate
+        ``noise = torch.randn(...)`` line does. None when no such statement draws."""
+        counts = Counter(i for plan in plans if plan.reuse is None for i in dict.fromkeys(plan.forward))
+        forward_names = self._forward_names(body)
+        taken = set(_names(body).reads) | set(_names(body).writes) | set(_assigned_names(body))
+        changed = False
+        for index in sorted((i for i, n in counts.items() if n > 1), reverse=True):
+            stmt = body[index]
+            if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
+                    or not isinstance(stmt.body[0], cst.Assign):
+                continue
+            draws = [c for c in _all_calls(stmt.body[0].value) if c is not stmt.body[0].value
+                     and (name := dotted_name(c.func)) and name.rsplit(".", 1)[-1] in _RANDOM_DRAWS
+                     and name.split(".", 1)[0] not in forward_names | {"self"}]
+            draws = [c for c in draws if not any(c is not o and _contains(o, c) for o in draws)]  # outermost
+            if not draws:
+                continue
+            names = {}
+            for call in draws:
+                names[id(call)] = self._fresh_in("draw", taken)
+                taken.add(names[id(call)])
+            lines = [parse_statement(f"{names[id(c)]} = {code_of(c)}\n") for c in draws]
+            lines[0] = lines[0].with_changes(leading_lines=stmt.leading_lines)
+            new = _replace_sites(stmt, {id(c): cst.Name(names[id(c)]) for c in draws}, {})
+            body = [*body[:index], *lines, new.with_changes(leading_lines=[]), *body[index + 1:]]
+            changed = True
+        return body if changed else None
+
+    def _name_bare_losses(self, body: list, plans: list[Plan]) -> list | None:
+        """A backward called on an expression that computes the loss itself by calling a model or loss of the file,
+        standing alone (``criterion(model(x), y).backward()`` after a training loop, at module level): no statement
+        before it computes the loss, so the plan took the statements binding what it reads (the model's construction
+        or its weights' initialisation went into forward_fn, hoisted above the optimizer it differentiates for). The
+        loss becomes a statement of its own, ``loss_ = criterion(model(x), y)``, then ``loss_.backward()``, the
+        shape a named loss has. None when no site is such."""
+        forward_names = self._forward_names(body)
+        taken = set(_names(body).reads) | set(_names(body).writes) | set(_assigned_names(body))
+        changed = False
+        for plan in sorted(plans, key=lambda p: p.site.index, reverse=True):
+            site, stmt = plan.site, body[plan.site.index]
+            if plan.reuse is not None or site.loss is not None or not set(_names([site.differentiated]).reads) \
+                    & forward_names or _expr_call(stmt) is not site.call or method_call(site.call, "backward") is None:
+                continue
+            name = self._fresh_in("loss_", taken)
+            taken.add(name)
+            line = parse_statement(f"{name} = {code_of(site.call.func.value)}\n")
+            call = site.call.with_changes(func=site.call.func.with_changes(value=cst.Name(name)))
+            self._sites[id(call)] = self._sites.pop(id(site.call))
+            body = [*body[:site.index], line.with_changes(leading_lines=stmt.leading_lines),
+                    stmt.with_changes(body=[cst.Expr(call)], leading_lines=[]), *body[site.index + 1:]]
+            changed = True
+        return body if changed else None
 
     def _handed_losses(self, body: list, calls: list, params: set[str]) -> tuple[list, list]:
         """A function's ``loss.backward()`` of its parameter ``loss`` that its body never rebinds (an update helper
@@ -2282,6 +2435,11 @@ def _autograd_args(call: cst.Call) -> dict:
     """``torch.autograd.grad``'s arguments by name (``?`` for one past its positional ones)."""
     return {a.keyword.value if a.keyword else (_AUTOGRAD_GRAD_ARGS[i] if i < len(_AUTOGRAD_GRAD_ARGS) else "?"): a.value
             for i, a in enumerate(call.args)}
+
+
+# the last name of a call that draws random values (ops.randn, np.random.normal, torch.rand_like as converted)
+_RANDOM_DRAWS = frozenset({"randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "normal", "uniform",
+                           "randperm", "bernoulli", "multinomial", "standard_normal", "random_sample", "poisson"})
 
 
 def _values_of(inputs: cst.BaseExpression) -> str | None:

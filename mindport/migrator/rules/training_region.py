@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from mindport.migrator.native_facts import all_nodes
+
 from mindport.migrator.rules.training_loop_analysis import _expr_call, _names
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.syntax import code_of
@@ -353,6 +355,8 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             reads, writes = rw[i]
             if writes & leaves:
                 continue  # the statement making a requires_grad tensor stays outside: the tensor is differentiated
+            if _without_grad(stmts[i], forward_names):
+                continue  # a with no_grad() block setting weights in place: torch records nothing there, it runs once
             if reads & (forward_names | leaves | made):
                 forward.append(i)
                 made |= writes
@@ -413,6 +417,18 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             ran_at.setdefault(i, at)
         plans.append(plan)
     return plans
+
+
+def _without_grad(stmt, forward_names: set[str]) -> bool:
+    """``with torch.no_grad():`` (or ``inference_mode()``, converted or not) that calls no model of the file
+    (``model.weight.copy_(...)``, an initialisation): not a forward statement. One that calls a model (a frozen
+    encoder's ``features = encoder(x)``) stays in the forward, where the model's training mode is set."""
+    if not (isinstance(stmt, cst.With) and stmt.items and all(
+            isinstance(item.item, cst.Call) and code_of(item.item.func).rsplit(".", 1)[-1] in ("no_grad",
+                                                                                            "inference_mode")
+            for item in stmt.items)):
+        return False
+    return not any(isinstance(c.func, cst.Name) and c.func.value in forward_names for c in all_nodes(stmt, cst.Call))
 
 
 def _shared_forward(plans: list[Plan], site: Site, forward: list[int], rw: list) -> Plan | None:
