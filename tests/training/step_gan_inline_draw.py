@@ -11,7 +11,7 @@ g_opt = torch.optim.SGD(g.parameters(), lr=0.1)
 d_opt = torch.optim.SGD(d.parameters(), lr=0.1)
 real = torch.linspace(-1.0, 1.0, 16).reshape(8, 2)
 for step in range(5):
-    gen_batch = g(torch.randn(8, 2))
+    gen_batch = g(torch.randn(8, g[0].in_features))
     d_opt.zero_grad()
     loss_d = F.binary_cross_entropy(d(real), torch.ones(8, 1)) + \
         F.binary_cross_entropy(d(gen_batch.detach()), torch.zeros(8, 1))

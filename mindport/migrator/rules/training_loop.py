@@ -74,7 +74,8 @@ import libcst as cst
 from mindport.mappings import bundled_registry
 from mindport.migrator.native_facts import all_nodes
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.rules.training_region import (Plan, Site, Unfit, _discarded_model_call, _is_gradient_api,
+from mindport.migrator.rules.training_region import (RANDOM_DRAWS, Plan, Site, Unfit, _discarded_model_call,
+                                                      _is_gradient_api,
                                                       reads_before_writes, plan_block,
                                                       reads_writes, split_parallel)
 from mindport.migrator.rules.training_loop_analysis import (
@@ -1548,7 +1549,7 @@ class TrainingLoopRule(Rule):
                     or not isinstance(stmt.body[0], cst.Assign):
                 continue
             draws = [c for c in _all_calls(stmt.body[0].value) if c is not stmt.body[0].value
-                     and (name := dotted_name(c.func)) and name.rsplit(".", 1)[-1] in _RANDOM_DRAWS
+                     and (name := dotted_name(c.func)) and name.rsplit(".", 1)[-1] in RANDOM_DRAWS
                      and name.split(".", 1)[0] not in forward_names | {"self"}]
             draws = [c for c in draws if not any(c is not o and _contains(o, c) for o in draws)]  # outermost
             if not draws:
@@ -2435,11 +2436,6 @@ def _autograd_args(call: cst.Call) -> dict:
     """``torch.autograd.grad``'s arguments by name (``?`` for one past its positional ones)."""
     return {a.keyword.value if a.keyword else (_AUTOGRAD_GRAD_ARGS[i] if i < len(_AUTOGRAD_GRAD_ARGS) else "?"): a.value
             for i, a in enumerate(call.args)}
-
-
-# the last name of a call that draws random values (ops.randn, np.random.normal, torch.rand_like as converted)
-_RANDOM_DRAWS = frozenset({"randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "normal", "uniform",
-                           "randperm", "bernoulli", "multinomial", "standard_normal", "random_sample", "poisson"})
 
 
 def _values_of(inputs: cst.BaseExpression) -> str | None:

@@ -355,6 +355,8 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             reads, writes = rw[i]
             if writes & leaves:
                 continue  # the statement making a requires_grad tensor stays outside: the tensor is differentiated
+            if _draws(stmts[i]):
+                continue  # noise = torch.randn(n, g.latent_dim): a draw, not differentiated; torch ran it once
             if _without_grad(stmts[i], forward_names):
                 continue  # a with no_grad() block setting weights in place: torch records nothing there, it runs once
             if reads & (forward_names | leaves | made):
@@ -417,6 +419,21 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             ran_at.setdefault(i, at)
         plans.append(plan)
     return plans
+
+
+# the last name of a call that draws random values (ops.randn, np.random.normal, torch.rand_like as converted)
+RANDOM_DRAWS = frozenset({"randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "normal", "uniform",
+                          "randperm", "bernoulli", "multinomial", "standard_normal", "random_sample", "poisson"})
+
+
+def _draws(stmt) -> bool:
+    """``name = <draw>(...)``: one name bound to one random draw (``noise = torch.randn(n, g.latent_dim)``)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign)
+            and len(stmt.body[0].targets) == 1 and isinstance(stmt.body[0].targets[0].target, cst.Name)):
+        return False
+    value = stmt.body[0].value
+    return isinstance(value, cst.Call) and code_of(value.func).rsplit(".", 1)[-1] in RANDOM_DRAWS \
+        and not code_of(value.func).startswith("self.")
 
 
 def _without_grad(stmt, forward_names: set[str]) -> bool:
