@@ -817,9 +817,8 @@ def _checked_key(fn):
 _GRAPH_GRADS = [0]  # grad_graph calls so far: a failing differentiation after one went through a gradient
 _NO_SECOND_DERIVATIVE = ("mindport: MindSpore could not differentiate a gradient taken with create_graph=True "
                          "({detail}): MindSpore 2.10 cannot differentiate the gradient of some operators again "
-                         "(log_softmax's LogSoftmaxGrad has no bprop; cross_entropy/nll_loss fail the same way); "
-                         "write that part from operators that can (log_softmax(z) as z - logsumexp(z, dim, "
-                         "keepdim=True))")
+                         "(ELU's EluGrad has no bprop); write that part from operators that can (elu(z) as "
+                         "where(z > 0, z, alpha * (exp(z) - 1)))")
 _UNREACHED = ("mindport: no parameter reaches the loss {name} computes (every gradient is zero): the tensors it "
               "differentiates were computed before the converted region (kept from earlier steps, e.g. log-"
               "probabilities saved in a list), or the models it calls hold no parameters the converter found. Compute "
@@ -912,6 +911,87 @@ def grad_graph(fn, inputs, grad_outputs=None, allow_unused=False, kept=False):
     return (grads, outputs, *aux) if kept else grads
 
 
+def grad_graph_values(fn, mapping, grad_outputs=None, allow_unused=False, kept=False):
+    """``torch.autograd.grad(outputs, d.values(), create_graph=True)`` over a dict of tensors by name (MAML's fast
+    weights, ``OrderedDict(model.named_parameters())``): ``fn`` computes ``outputs`` from the dict, and is
+    differentiated with respect to its values (``grad_graph``), handed a dict of the same type and keys. The
+    gradients come back one per value, in the dict's order, as torch's."""
+    keys = list(mapping.keys())
+
+    def over(*values):
+        return fn(type(mapping)(zip(keys, values)))
+
+    return grad_graph(over, tuple(mapping.values()), grad_outputs, allow_unused, kept)
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
+              masked=None) -> bool:
+    """``torch.autograd.gradcheck``: each floating input's Jacobian from central differences (``eps``, in the
+    input's own dtype, as torch) against the one differentiation gives (``mindspore.vjp``, one cotangent per output
+    element), ``|analytical - numerical| <= atol + rtol * |numerical|`` everywhere. MindSpore tensors carry no
+    ``requires_grad``: every floating tensor input is checked (torch checks the ones that require it; the converter
+    drops the flag). A mismatch raises torch's message (a RuntimeError, as torch's GradcheckError is one) or, with
+    ``raise_exception=False``, returns False. The other checks (batched, forward-mode) are not run."""
+    import warnings
+
+    import numpy as np
+
+    single = isinstance(inputs, Tensor)
+    args = [inputs] if single else list(inputs)
+    checked = [i for i, a in enumerate(args) if isinstance(a, Tensor) and ops.is_floating_point(a)]
+    if not checked:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+                         "requires_grad=True.")
+
+    def outputs(*values):
+        full = list(args)
+        for i, v in zip(checked, values):
+            full[i] = v
+        out = func(*full)
+        out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        return tuple(o for o in out if isinstance(o, Tensor) and ops.is_floating_point(o))
+
+    base = [args[i] for i in checked]
+    outs, pullback = ms.vjp(outputs, *base)
+    analytical = [[np.zeros((int(args[i].size), int(o.size)), np.float64) for o in outs] for i in checked]
+    with warnings.catch_warnings():
+        # one pullback per output element: MindSpore warns at each after the first that it reruns the forward
+        warnings.filterwarnings("ignore", "vjp_fn has been called multiple times")
+        for k, o in enumerate(outs):
+            for j in range(int(o.size)):
+                flat = np.zeros(int(o.size), ms.dtype_to_nptype(o.dtype))
+                flat[j] = 1
+                cotangents = tuple(Tensor(flat.reshape(o.shape), o.dtype) if m == k else ops.zeros_like(p)
+                                   for m, p in enumerate(outs))
+                grads = pullback(cotangents)
+                grads = grads if isinstance(grads, (tuple, list)) else (grads,)
+                for n, g in enumerate(grads):
+                    analytical[n][k][:, j] = g.asnumpy().reshape(-1)
+    for n, i in enumerate(checked):
+        host = args[i].asnumpy()
+        numerical = [np.zeros((host.size, int(o.size)), np.float64) for o in outs]
+        for e in range(host.size):
+            values = []
+            for step in (eps, -eps):
+                moved = host.copy().reshape(-1)
+                moved[e] += step
+                values.append(outputs(*[Tensor(moved.reshape(host.shape), args[i].dtype) if m == n else b
+                                        for m, b in enumerate(base)]))
+            for k in range(len(outs)):
+                numerical[k][e] = (values[0][k].asnumpy().astype(np.float64).reshape(-1)
+                                   - values[1][k].asnumpy().astype(np.float64).reshape(-1)) / (2 * eps)
+        for k in range(len(outs)):
+            a, num = analytical[n][k], numerical[k]
+            if not np.all(np.abs(a - num) <= atol + rtol * np.abs(num)):
+                if not raise_exception:
+                    return False
+                raise RuntimeError(f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                                   f"numerical:{num}\nanalytical:{a}\n")
+    return True
+
+
 def _layer_norm_twice_differentiable(prim, input_x, gamma, beta):
     """``ops.LayerNorm``'s outputs (y, mean, 1/std) from the mean, the biased variance, a square root and a division
     over the axes from ``begin_norm_axis`` on: operators whose gradient MindSpore 2.10 can differentiate again
@@ -923,29 +1003,67 @@ def _layer_norm_twice_differentiable(prim, input_x, gamma, beta):
     return centred / std * gamma + beta, mean, 1 / std
 
 
+def _gather_d_twice_differentiable(prim, x, dim, index):
+    """``ops.GatherD``'s output (``torch.gather``; cross_entropy's and nll_loss's pick of each target's
+    log-probability) as a one-hot product summed over the gathered axis: operators whose gradient MindSpore 2.10 can
+    differentiate again (GatherD's gradient it cannot: "The pointer[value] is null", MAML's inner cross_entropy)."""
+    dim = dim % x.ndim
+    picked = x[tuple(slice(None) if e == dim else slice(0, int(index.shape[e])) for e in range(x.ndim))]
+    classes = ops.arange(int(x.shape[dim]), dtype=index.dtype).reshape(
+        tuple(int(x.shape[dim]) if e == dim + 1 else 1 for e in range(x.ndim + 1)))
+    one_hot = (index.expand_dims(dim + 1) == classes).astype(x.dtype)
+    return (picked.expand_dims(dim) * one_hot).sum(dim + 1)
+
+
+def _matmul_twice_differentiable(prim, input, other):
+    """``ops.MatMulExt``'s product (``ops.matmul``, ``x @ w``) through ``ops.MatMul`` / ``ops.BatchMatMul`` (batch
+    dimensions broadcast first): MindSpore 2.10 differentiates MatMulExt's gradient again wrongly with respect to the
+    other operand (a gradient penalty over ``tanh(x @ w)``: d/dw of d/dx off by 1.3x its size), MatMul's and
+    BatchMatMul's rightly. A vector operand keeps MatMulExt."""
+    if input.ndim < 2 or other.ndim < 2:
+        return _TwiceDifferentiable.original(type(prim))(prim, input, other)
+    if input.ndim == 2 and other.ndim == 2:
+        return ops.MatMul()(input, other)
+    import numpy as np
+
+    batch = tuple(np.broadcast_shapes(tuple(input.shape[:-2]), tuple(other.shape[:-2])))
+    return ops.BatchMatMul()(ops.broadcast_to(input, batch + tuple(input.shape[-2:])),
+                             ops.broadcast_to(other, batch + tuple(other.shape[-2:])))
+
+
 class _TwiceDifferentiable:
     """While ``grad_graph`` takes a gradient that a later differentiation goes through (create_graph=True): the
     operators MindSpore 2.10 cannot differentiate twice run as compositions of ones it can. Only there: elsewhere
-    LayerNorm stays MindSpore's kernel (a WGAN-GP critic's ordinary forward too). ``ops.LayerNorm`` is the
-    primitive of ``mindspore.nn.LayerNorm`` and of the runtime's LayerNorm layers."""
+    they stay MindSpore's kernels (a WGAN-GP critic's ordinary forward too). ``ops.LayerNorm`` is the primitive of
+    ``mindspore.nn.LayerNorm`` and of the runtime's LayerNorm layers; ``ops.GatherD`` is cross_entropy's and
+    nll_loss's pick of the targets (MAML's inner loss) and ``torch.gather``'s."""
 
     _depth = [0]
+    _patched: list = []
 
     def __enter__(self):
-        from mindspore.ops.auto_generate.gen_ops_prim import LayerNorm as _LayerNormPrimitive
+        from mindspore.ops.auto_generate.gen_ops_prim import GatherD, LayerNorm, MatMulExt
 
-        self._primitive = _LayerNormPrimitive
         if not self._depth[0]:
-            self._original = _LayerNormPrimitive.__dict__["__call__"]
-            _LayerNormPrimitive.__call__ = _layer_norm_twice_differentiable
+            self._patched[:] = [(primitive, primitive.__dict__["__call__"])
+                                for primitive in (LayerNorm, GatherD, MatMulExt)]
+            LayerNorm.__call__ = _layer_norm_twice_differentiable
+            GatherD.__call__ = _gather_d_twice_differentiable
+            MatMulExt.__call__ = _matmul_twice_differentiable
         self._depth[0] += 1
         return self
 
     def __exit__(self, *exc):
         self._depth[0] -= 1
         if not self._depth[0]:
-            self._primitive.__call__ = self._original
+            for primitive, call in self._patched:
+                primitive.__call__ = call
         return False
+
+    @classmethod
+    def original(cls, primitive):
+        """The primitive's own ``__call__`` while it is replaced."""
+        return dict(cls._patched)[primitive]
 
 
 def zero_grad(*sources, set_to_none=True) -> None:

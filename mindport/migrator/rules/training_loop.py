@@ -36,13 +36,19 @@ comes back out. torch's ``.grad`` is kept on the tensors (``mindport.runtime.tra
 -> ``mp_train.step(opt, closure)``, ``zero_grad()`` -> ``mp_train.zero_grad(...)``, ``clip_grad_norm_``/
 ``clip_grad_value_`` act on ``.grad``; manual updates (``w -= lr * w.grad`` on a leaf, ``p.data -= ...``) are in
 place; ``GradScaler``'s scale/unscale_/step/update and ``autocast`` run in full precision, as torch runs them without
-CUDA. ``backward(inputs=[...])`` adds only into those tensors' ``.grad``.
+CUDA. ``backward(inputs=[...])`` adds only into those tensors' ``.grad``. A random draw inline in a statement that
+two backward calls' forwards both compute (a GAN's ``fake = g(torch.randn(...))``) becomes a statement of its own
+before them, drawn once as torch draws it; a backward called alone on a loss expression
+(``criterion(model(x), y).backward()``) gets that loss as a statement of its own; a ``with torch.no_grad():`` block
+(weights set in place) is never part of a forward.
 
 ``torch.autograd.grad(outputs, inputs, create_graph=True)`` (a gradient penalty, a Hessian-vector product, a
 double-backprop regulariser): the statements before it that compute ``outputs`` from ``inputs`` become a function of
 the inputs, defined where the call stands, and the call ``mp_train.grad_graph(fn, inputs, ...)`` (``mindspore.vjp``);
-inside a ``forward_fn`` the later backward differentiates through it (PyNative). Gradients with respect to a model's
-parameters (MAML's inner step), several outputs, and ``.backward(create_graph=True)`` get MP105.
+inside a ``forward_fn`` the later backward differentiates through it (PyNative). Inputs ``d.values()`` (MAML's inner
+step over ``dict(model.named_parameters())`` fast weights): the function takes the dict and
+``mp_train.grad_graph_values(fn, d)`` differentiates it over the values. Other gradients with respect to a model's
+parameters, several outputs, and ``.backward(create_graph=True)`` get MP105.
 
 ``opt.state_dict()`` / ``opt.load_state_dict(sd)`` on an optimizer (of the file, or a receiver named like one:
 ``self.optimizer``, ``scheduler.optimizer``) -> ``mp_optim.state_dict(opt)`` / ``mp_optim.load_state_dict(opt, sd)``:
@@ -68,7 +74,8 @@ import libcst as cst
 from mindport.mappings import bundled_registry
 from mindport.migrator.native_facts import all_nodes
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.rules.training_region import (Plan, Site, Unfit, _discarded_model_call, _is_gradient_api,
+from mindport.migrator.rules.training_region import (RANDOM_DRAWS, Plan, Site, Unfit, _discarded_model_call,
+                                                      _is_gradient_api,
                                                       reads_before_writes, plan_block,
                                                       reads_writes, split_parallel)
 from mindport.migrator.rules.training_loop_analysis import (
@@ -656,6 +663,188 @@ class TrainingLoopRule(Rule):
         Example(
             before="""
                 import torch
+                import torch.nn.functional as F
+
+
+                def adapt(model, x, y, lr=0.1):
+                    fast = dict(model.named_parameters())
+                    logits = F.linear(x, fast["weight"], fast["bias"])
+                    loss = F.cross_entropy(logits, y)
+                    grads = torch.autograd.grad(loss, fast.values(), create_graph=True)
+                    return {name: w - lr * g for (name, w), g in zip(fast.items(), grads)}
+
+
+                def meta_step(model, optimizer, tasks):
+                    optimizer.zero_grad()
+                    total = 0
+                    for sx, sy, qx, qy in tasks:
+                        fast = adapt(model, sx, sy)
+                        total = total + F.cross_entropy(F.linear(qx, fast["weight"], fast["bias"]), qy)
+                    total.backward()
+                    optimizer.step()
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import training as mp_train
+                from mindport.runtime import containers as mp_containers
+
+
+                def adapt(model, x, y, lr=0.1):
+                    fast = dict(mp_containers.named_parameters(model))
+                    def loss_fn(fast):
+                        logits = ops.dense(x, fast["weight"], bias=fast["bias"])
+                        loss = mp_F.cross_entropy(logits, y)
+                        return loss
+                    grads = mp_train.grad_graph_values(loss_fn, fast)
+                    return {name: w - lr * g for (name, w), g in zip(fast.items(), grads)}
+
+
+                def meta_step(model, optimizer, tasks):
+                    mp_train.zero_grad(optimizer)
+                    total = 0
+                    def forward_fn(total):
+                        for sx, sy, qx, qy in tasks:
+                            fast = adapt(model, sx, sy)
+                            total = total + mp_F.cross_entropy(ops.dense(qx, fast["weight"], bias=fast["bias"]), qy)
+                        return total
+                    grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, adapt))
+                    total, grads = grad_fn(total)
+                    mp_train.backward(grads)
+                    optimizer(mp_train.grads_of(optimizer))
+            """,
+            note="MAML's inner step: torch.autograd.grad(loss, fast.values(), create_graph=True) over a dict of weights by name becomes a function of the dict (the statements computing the loss from it), differentiated over its values by grad_graph_values; the meta-step's backward, in another function, differentiates through it.",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn.functional as F
+
+
+                def train(x, y, steps):
+                    W = torch.zeros(4, 3, requires_grad=True)
+                    b = torch.zeros(3, requires_grad=True)
+                    params = [W, b]
+                    opt = torch.optim.SGD(params, lr=0.5)
+                    for step in range(steps):
+                        loss = F.cross_entropy(x @ W + b, y)
+                        opt.zero_grad()
+                        loss.backward()
+                        opt.step()
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import optim as mp_optim
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import training as mp_train
+
+
+                def train(x, y, steps):
+                    W = ms.Parameter(ops.zeros((4, 3)), name='W')
+                    b = ms.Parameter(ops.zeros(3), name='b')
+                    params = [W, b]
+                    opt = ms_optim.SGD(mp_optim.distinct_names(params), lr=0.5)
+                    for step in range(steps):
+                        def forward_fn(W, b):
+                            loss = mp_F.cross_entropy(x @ W + b, y)
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(opt), leaves=2)
+                        loss, grads = grad_fn(W, b)
+                        mp_train.zero_grad(opt)
+                        mp_train.backward(grads)
+                        opt(mp_train.grads_of(opt))
+            """,
+            note="requires_grad tensors handed to an optimizer through a list named first (params = [W, b]) become Parameters, as when the list is written in the call: MindSpore's optimizers take Parameters only.",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn.functional as F
+
+
+                def gan_step(g, d, g_opt, d_opt, real):
+                    fake = g(torch.randn(real.shape[0], 2))
+                    d_opt.zero_grad()
+                    d_loss = F.softplus(-d(real)).mean() + F.softplus(d(fake.detach())).mean()
+                    d_loss.backward()
+                    d_opt.step()
+                    g_opt.zero_grad()
+                    g_loss = F.softplus(-d(fake)).mean()
+                    g_loss.backward()
+                    g_opt.step()
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def gan_step(g, d, g_opt, d_opt, real):
+                    draw = ops.randn(real.shape[0], 2)
+                    mp_train.zero_grad(d_opt)
+                    mp_train.train_mode(g)
+                    mp_train.train_mode(d)
+                    def forward_fn_d_loss():
+                        fake = g(draw)
+                        d_loss = mp_math.mean(ops.softplus(-d(real))) + mp_math.mean(ops.softplus(d(ops.stop_gradient(fake))))
+                        return d_loss, fake
+                    grad_fn_d_loss = mp_train.value_and_grad(forward_fn_d_loss, mp_train.parameters(d_opt, g_opt, g, d))
+                    (d_loss, fake), grads_d_loss = grad_fn_d_loss()
+                    mp_train.backward(grads_d_loss)
+                    d_opt(mp_train.grads_of(d_opt))
+                    mp_train.zero_grad(g_opt)
+                    def forward_fn_g_loss():
+                        fake = g(draw)
+                        g_loss = mp_math.mean(ops.softplus(-d(fake)))
+                        return g_loss
+                    grad_fn_g_loss = mp_train.value_and_grad(forward_fn_g_loss, mp_train.parameters(d_opt, g_opt, g, d))
+                    g_loss, grads_g_loss = grad_fn_g_loss()
+                    mp_train.backward(grads_g_loss)
+                    g_opt(mp_train.grads_of(g_opt))
+            """,
+            note="A GAN step whose fake batch draws its noise inline (g(torch.randn(...))) and feeds both backward calls: the draw becomes a statement of its own before the step, so both forward_fns compute from the noise torch drew once.",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+                model = nn.Linear(4, 2)
+                criterion = nn.MSELoss()
+                opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                x, y = torch.ones(3, 4), torch.zeros(3, 2)
+                opt.zero_grad()
+                criterion(model(x), y).backward()
+                opt.step()
+            """,
+            after="""
+                from mindspore import nn
+                from mindspore import ops
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import losses as mp_losses
+                from mindport.runtime import training as mp_train
+
+                model = nn.Dense(in_channels=4, out_channels=2)
+                criterion = mp_losses.MSELoss()
+                opt = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                x, y = ops.ones((3, 4)), ops.zeros((3, 2))
+                mp_train.zero_grad(opt)
+                model.set_train(True)
+                def forward_fn():
+                    loss_ = criterion(model(x), y)
+                    return loss_
+                grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(opt, criterion, model))
+                loss_, grads = grad_fn()
+                mp_train.backward(grads)
+                opt(mp_train.grads_of(opt))
+            """,
+            note="A backward called alone on the loss expression (criterion(model(x), y).backward()): the loss becomes a statement of its own, the forward of the region; the model's construction stays where it was.",
+        ),
+        Example(
+            before="""
+                import torch
 
 
                 def compare(net_a, net_b, opt_a, opt_b, loss_func, x, y, steps):
@@ -1019,6 +1208,17 @@ class TrainingLoopRule(Rule):
             qual = self.scope.resolve_torch(call.func) or ""
             if qual.startswith("torch.optim.") and ".lr_scheduler." not in qual and call.args:
                 self._optimized.update(_names([call.args[0].value]).reads)
+        # ... also through a list named first (params = [W1, b1, W2, b2]; torch.optim.SGD(params, lr=1.0))
+        lists = [(names, a.value) for a in all_nodes(node, cst.Assign)
+                 if isinstance(a.value, (cst.List, cst.Tuple))
+                 and (names := {n for t in a.targets for n in target_names(t.target)})]
+        grown = True
+        while grown:
+            grown = False
+            for names, value in lists:
+                if names & self._optimized and not (elements := set(_names([value]).reads)) <= self._optimized:
+                    self._optimized |= elements
+                    grown = True
 
     def _group_item(self, target) -> tuple[cst.BaseExpression, str] | None:
         """``g['lr']`` (g a loop target over ``X.param_groups``) or ``X.param_groups[i]['lr']``: the group and key."""
@@ -1313,6 +1513,14 @@ class TrainingLoopRule(Rule):
                 sites = [self._site(index, call) for index, call in calls]
                 plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
                                    self._class_methods[-1] if self._class_methods else None)
+            if (drawn := self._draw_once(body, plans)) is not None or \
+                    (drawn := self._name_bare_losses(body, plans)) is not None:
+                body = drawn
+                calls = [(index, call) for index, stmt in enumerate(body)
+                         for call in _backward_calls(stmt, self._grad_calls) if id(call) in self._sites]
+                sites = [self._site(index, call) for index, call in calls]
+                plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
+                                   self._class_methods[-1] if self._class_methods else None)
         except Unfit as exc:
             if not terminal and "is not computed in this block" in str(exc):
                 return original  # the enclosing block may compute it
@@ -1324,6 +1532,63 @@ class TrainingLoopRule(Rule):
             self._sites.pop(id(call))
         self.ctx.converted_sites += len(plans)
         return self._emit(body, plans)
+
+    def _draw_once(self, body: list, plans: list[Plan]) -> list | None:
+        """A forward statement that two backward sites' forward_fn both compute (a GAN step's
+        ``gen_batch = g(torch.randn(...))``, read by the discriminator's loss and the generator's): torch drew its
+        random values once, each forward_fn would draw them again. Its draws (``ops.randn(...)`` in an argument)
+        become statements of their own before it, so both compute from the same values, as a separate
+        ``noise = torch.randn(...)`` line does. None when no such statement draws."""
+        counts = Counter(i for plan in plans if plan.reuse is None for i in dict.fromkeys(plan.forward))
+        forward_names = self._forward_names(body)
+        taken = set(_names(body).reads) | set(_names(body).writes) | set(_assigned_names(body))
+        changed = False
+        for index in sorted((i for i, n in counts.items() if n > 1), reverse=True):
+            stmt = body[index]
+            if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
+                    or not isinstance(stmt.body[0], cst.Assign):
+                continue
+            draws = [c for c in _all_calls(stmt.body[0].value) if c is not stmt.body[0].value
+                     and (name := dotted_name(c.func)) and name.rsplit(".", 1)[-1] in RANDOM_DRAWS
+                     and name.split(".", 1)[0] not in forward_names | {"self"}]
+            draws = [c for c in draws if not any(c is not o and _contains(o, c) for o in draws)]  # outermost
+            if not draws:
+                continue
+            names = {}
+            for call in draws:
+                names[id(call)] = self._fresh_in("draw", taken)
+                taken.add(names[id(call)])
+            lines = [parse_statement(f"{names[id(c)]} = {code_of(c)}\n") for c in draws]
+            lines[0] = lines[0].with_changes(leading_lines=stmt.leading_lines)
+            new = _replace_sites(stmt, {id(c): cst.Name(names[id(c)]) for c in draws}, {})
+            body = [*body[:index], *lines, new.with_changes(leading_lines=[]), *body[index + 1:]]
+            changed = True
+        return body if changed else None
+
+    def _name_bare_losses(self, body: list, plans: list[Plan]) -> list | None:
+        """A backward called on an expression that computes the loss itself by calling a model or loss of the file,
+        standing alone (``criterion(model(x), y).backward()`` after a training loop, at module level): no statement
+        before it computes the loss, so the plan took the statements binding what it reads (the model's construction
+        or its weights' initialisation went into forward_fn, hoisted above the optimizer it differentiates for). The
+        loss becomes a statement of its own, ``loss_ = criterion(model(x), y)``, then ``loss_.backward()``, the
+        shape a named loss has. None when no site is such."""
+        forward_names = self._forward_names(body)
+        taken = set(_names(body).reads) | set(_names(body).writes) | set(_assigned_names(body))
+        changed = False
+        for plan in sorted(plans, key=lambda p: p.site.index, reverse=True):
+            site, stmt = plan.site, body[plan.site.index]
+            if plan.reuse is not None or site.loss is not None or not set(_names([site.differentiated]).reads) \
+                    & forward_names or _expr_call(stmt) is not site.call or method_call(site.call, "backward") is None:
+                continue
+            name = self._fresh_in("loss_", taken)
+            taken.add(name)
+            line = parse_statement(f"{name} = {code_of(site.call.func.value)}\n")
+            call = site.call.with_changes(func=site.call.func.with_changes(value=cst.Name(name)))
+            self._sites[id(call)] = self._sites.pop(id(site.call))
+            body = [*body[:site.index], line.with_changes(leading_lines=stmt.leading_lines),
+                    stmt.with_changes(body=[cst.Expr(call)], leading_lines=[]), *body[site.index + 1:]]
+            changed = True
+        return body if changed else None
 
     def _handed_losses(self, body: list, calls: list, params: set[str]) -> tuple[list, list]:
         """A function's ``loss.backward()`` of its parameter ``loss`` that its body never rebinds (an update helper
@@ -1406,10 +1671,12 @@ class TrainingLoopRule(Rule):
             raise Unfit("several outputs")
         if "is_grads_batched" in args and code_of(args["is_grads_batched"]).strip() not in ("False", "None"):
             raise Unfit("is_grads_batched=True")
-        elements = [e.value for e in inputs.elements] if isinstance(inputs, (cst.List, cst.Tuple)) else [inputs]
+        mapping = _values_of(inputs)  # MAML's fast weights: grad(loss, fast_weights.values(), create_graph=True)
+        elements = [cst.Name(mapping)] if mapping else \
+            [e.value for e in inputs.elements] if isinstance(inputs, (cst.List, cst.Tuple)) else [inputs]
         if not all(isinstance(e, cst.Name) for e in elements):
             raise Unfit(f"the inputs {code_of(inputs)} are not tensors named in the code (gradients with respect to "
-                        "a model's parameters, as MAML or a Hessian-vector product over the weights take, are not "
+                        "a model's parameters, as a Hessian-vector product over the weights takes, are not "
                         "followed)")
         names = [e.value for e in elements]
         rw = [reads_writes(stmt) for stmt in body]
@@ -1475,8 +1742,8 @@ class TrainingLoopRule(Rule):
         if "allow_unused" in args:
             extra += f", allow_unused={code_of(args['allow_unused'])}"
         with_kept = bool(kept or keep_output)
-        value = parse_expression(f"{train}.grad_graph({fn}, ({', '.join(names)},){extra}"
-                                 f"{', kept=True' if with_kept else ''})")
+        over = f"grad_graph_values({fn}, {mapping}" if mapping else f"grad_graph({fn}, ({', '.join(names)},)"
+        value = parse_expression(f"{train}.{over}{extra}{', kept=True' if with_kept else ''})")
         new = [definition]
         if with_kept:
             grads = self._fresh_in(f"grads_{output_name or 'outputs'}", in_block)
@@ -2169,6 +2436,14 @@ def _autograd_args(call: cst.Call) -> dict:
     """``torch.autograd.grad``'s arguments by name (``?`` for one past its positional ones)."""
     return {a.keyword.value if a.keyword else (_AUTOGRAD_GRAD_ARGS[i] if i < len(_AUTOGRAD_GRAD_ARGS) else "?"): a.value
             for i, a in enumerate(call.args)}
+
+
+def _values_of(inputs: cst.BaseExpression) -> str | None:
+    """``D`` when the inputs are ``D.values()`` (a dict of tensors by name: MAML's fast weights), else None."""
+    if isinstance(inputs, cst.Call) and not inputs.args and isinstance(inputs.func, cst.Attribute) \
+            and inputs.func.attr.value == "values" and isinstance(inputs.func.value, cst.Name):
+        return inputs.func.value.value
+    return None
 
 
 def _creates_graph(call: cst.Call) -> bool:

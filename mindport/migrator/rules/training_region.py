@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from mindport.migrator.native_facts import all_nodes
+
 from mindport.migrator.rules.training_loop_analysis import _expr_call, _names
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.syntax import code_of
@@ -353,6 +355,10 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             reads, writes = rw[i]
             if writes & leaves:
                 continue  # the statement making a requires_grad tensor stays outside: the tensor is differentiated
+            if _draws(stmts[i]):
+                continue  # noise = torch.randn(n, g.latent_dim): a draw, not differentiated; torch ran it once
+            if _without_grad(stmts[i], forward_names):
+                continue  # a with no_grad() block setting weights in place: torch records nothing there, it runs once
             if reads & (forward_names | leaves | made):
                 forward.append(i)
                 made |= writes
@@ -413,6 +419,33 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
             ran_at.setdefault(i, at)
         plans.append(plan)
     return plans
+
+
+# the last name of a call that draws random values (ops.randn, np.random.normal, torch.rand_like as converted)
+RANDOM_DRAWS = frozenset({"randn", "rand", "randint", "randn_like", "rand_like", "randint_like", "normal", "uniform",
+                          "randperm", "bernoulli", "multinomial", "standard_normal", "random_sample", "poisson"})
+
+
+def _draws(stmt) -> bool:
+    """``name = <draw>(...)``: one name bound to one random draw (``noise = torch.randn(n, g.latent_dim)``)."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign)
+            and len(stmt.body[0].targets) == 1 and isinstance(stmt.body[0].targets[0].target, cst.Name)):
+        return False
+    value = stmt.body[0].value
+    return isinstance(value, cst.Call) and code_of(value.func).rsplit(".", 1)[-1] in RANDOM_DRAWS \
+        and not code_of(value.func).startswith("self.")
+
+
+def _without_grad(stmt, forward_names: set[str]) -> bool:
+    """``with torch.no_grad():`` (or ``inference_mode()``, converted or not) that calls no model of the file
+    (``model.weight.copy_(...)``, an initialisation): not a forward statement. One that calls a model (a frozen
+    encoder's ``features = encoder(x)``) stays in the forward, where the model's training mode is set."""
+    if not (isinstance(stmt, cst.With) and stmt.items and all(
+            isinstance(item.item, cst.Call) and code_of(item.item.func).rsplit(".", 1)[-1] in ("no_grad",
+                                                                                            "inference_mode")
+            for item in stmt.items)):
+        return False
+    return not any(isinstance(c.func, cst.Name) and c.func.value in forward_names for c in all_nodes(stmt, cst.Call))
 
 
 def _shared_forward(plans: list[Plan], site: Site, forward: list[int], rw: list) -> Plan | None:
