@@ -60,7 +60,7 @@ def test_classes_called_with_star_arguments_are_built_by_native_factories(mode, 
         ""), code
     assert "def make_linear(in_features, out_features, bias=True, device=None, dtype=None):" in code
     assert "return make_linear(*args, **kwargs)" in code and "return make_avgpool2d(*args, **kwargs)" in code
-    assert "nn.GroupNorm(num_groups=num_groups, num_channels=num_channels, eps=float(eps), affine=affine)" in code
+    assert "nn.GroupNorm(num_groups=num_groups, num_channels=num_channels, eps=float(eps), affine=affine, dtype=dtype or ms.float32)" in code
     assert code.index("def make_linear(") < code.index("def linear(")  # defined before the helper that calls it
     x = np.random.default_rng(0).standard_normal((2, 4, 6, 6)).astype(np.float32)
     assert_port_matches_in_mode(textwrap.dedent(HELPERS), code, "Net", [x], tmp_path, "factories", mode,
@@ -167,7 +167,7 @@ def test_a_torch_layer_base_of_a_class_without_init_is_mindspores_class_with_tor
     code = convert_source(textwrap.dedent(BASES)).code
     assert "mp_adapt" not in code  # was class GroupNorm32(mp_adapt.api("torch.nn.GroupNorm"))
     assert "class GroupNorm32(nn.GroupNorm):\n    def __init__(self, num_groups, num_channels, eps=1e-05" in code
-    assert "super().__init__(in_channels=in_features, out_channels=out_features, has_bias=bias)" in code
+    assert "super().__init__(in_channels=in_features, out_channels=out_features, has_bias=bias, dtype=dtype or ms.float32)" in code
     assert code.index('"""Weights cast') < code.index("def __init__(self, in_features")  # after the docstring
     x = np.random.default_rng(0).standard_normal((2, 4, 5)).astype(np.float32)
     assert_port_matches_in_mode(textwrap.dedent(BASES), code, "Net", [x], tmp_path, "bases", mode,
