@@ -81,7 +81,7 @@ class ClassFacts:
         bound = file.partials.get(call.func.value) if isinstance(call.func, cst.Name) else None
         if bound is None or self._resolve_any(bound.func) != "functools.partial":
             return call
-        return cst.Call(func=bound.args[0].value, args=(*call.args, *bound.args[1:]))
+        return partial_applied(bound, call.args)
 
     def __init__(self, cls: cst.ClassDef, resolve: Resolve, is_inplace: Callable[[cst.Call], bool],
                  file: FileFacts, builds_cell: Callable[[cst.BaseExpression], bool],
@@ -620,7 +620,7 @@ def method_cells(method: cst.FunctionDef, builds_cell: Callable[[cst.BaseExpress
         inner = value.args[0].value
         if isinstance(inner, cst.Name) and (inner.value in params or order.bindings(inner.value)):
             return False  # a local or a parameter: not the file's class of that name
-        return builds_cell(cst.Call(func=inner, args=(*args, *value.args[1:])))
+        return builds_cell(partial_applied(value, args))
 
     def local_partial(name: str, args=()) -> bool:
         bindings = order.bindings(name)
@@ -6264,6 +6264,12 @@ class RealFacts:
                 a.keyword is not None and a.keyword.value in ("device", "non_blocking") for a in call.args):
             return self.is_real(func.value, seen)
         return False
+
+
+def partial_applied(partial: cst.Call, args) -> cst.Call:
+    """What calling ``partial(X, k=v, ...)`` with ``args`` calls: ``X(*args, k=v, ...)``, a node of its own (no
+    rewrite is keyed to it). Whether ``partial`` is ``functools.partial`` is the caller's to resolve."""
+    return cst.Call(func=partial.args[0].value, args=(*args, *partial.args[1:]))
 
 
 def _module_partials(module: cst.Module) -> dict[str, cst.Call]:

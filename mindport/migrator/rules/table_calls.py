@@ -30,6 +30,7 @@ from mindport.migrator.native_facts import (
     OwnOutputs,
     UnmaskedFacts,
     own_methods,
+    partial_applied,
     ValueFlow,
     absorbed_reduction,
     caller_floats,
@@ -796,7 +797,7 @@ class TableCallTransform(Rule):
             inner = bound.args[0].value
             return self.scope.resolve(bound.func) == "functools.partial" \
                 and not (isinstance(inner, cst.Name) and inner.value == expr.func.value) \
-                and self._builds_cell(cst.Call(func=inner, args=(*expr.args, *bound.args[1:])))
+                and self._builds_cell(partial_applied(bound, expr.args))
         qual = self.scope.resolve_torch(expr.func)
         if qual == "torch.nn.Module":
             return True  # down = nn.Module(); down.block = ...: an empty Cell to hang layers on
