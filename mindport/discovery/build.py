@@ -1132,8 +1132,8 @@ def _model_forms(model, param: dict, spec: str) -> list[str]:
     return []
 
 
-_KNOWN_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear", "Unfold",
-                 "Embedding", "EmbeddingBag", "RNNBase", "LayerNorm", "_BatchNorm", "GroupNorm")
+_KNOWN_LAYERS = ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear",
+                 "Unfold", "Embedding", "EmbeddingBag", "RNNBase", "LayerNorm", "_BatchNorm", "GroupNorm")
 
 
 def _handed_layer(model, param: dict):

@@ -3,9 +3,9 @@
 A repository written for a GPU calls ``.cuda()`` in its constructor or forward, or makes tensors with
 ``device='cuda'`` ("Torch not compiled with CUDA enabled": FEDformer's AutoCorrelation, SincNet's sinc_conv,
 shap-e's MLPs), or hands a tensor's ``get_device()`` on as a device (-1 on the CPU). The computation is the same on
-the CPU, and the converted code has no device at all (the converter drops ``.cuda()``, ``.to('cuda')`` and ``device=``), so the torch reference is run on the CPU: ``Tensor.cuda`` and
-``Module.cuda`` return their object, and a CUDA device (or a device ordinal) given to ``.to`` or to a tensor factory
-is the CPU.
+the CPU, and the converted code has no device at all (the converter drops ``.cuda()``, ``.to('cuda')`` and
+``device=``), so the torch reference is run on the CPU: ``Tensor.cuda`` and ``Module.cuda`` return their object,
+and a CUDA device (or a device ordinal) given to ``.to`` or to a tensor factory is the CPU.
 ``torch.cuda.is_available()`` stays False: code that asks keeps its CPU branch.
 
 The builder (``build.py``) calls ``install()``; the proof's torch side gets it through ``stubsite/sitecustomize.py``

@@ -277,7 +277,8 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
     ms_ref = model_ref(out_root, rel, name, entry.get("module", ""))
     ctor = entry["ctor"]
     worker.timed_out = False
-    timer = threading.Timer(proof_seconds(s, entry.get("params")), worker.kill)
+    limit = proof_seconds(s, entry.get("params"))
+    timer = threading.Timer(limit, worker.kill)
     timer.start()
     stage = "starting the side processes"
     try:
@@ -339,7 +340,7 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
         return _fail(entry, "not-built", "reason", f"{stage}: the torch model raised: {_msg(exc)}")
     except (SideError, OSError, EOFError) as exc:
         worker.close()
-        text = f"over {proof_seconds(s, entry.get('params')):g} s (stopped)" if worker.timed_out else _msg(exc)
+        text = f"over {limit:g} s (stopped)" if worker.timed_out else _msg(exc)
         side = getattr(exc, "side", "")
         status = "ms-failed" if side == "MindSpore" or worker.timed_out else "not-built"
         return _fail(entry, status, "error" if status == "ms-failed" else "reason", f"{stage}: {text}")

@@ -8,11 +8,8 @@ and ``torch.load`` gives it back, working. The port pickled the Cell as it is, a
 from __future__ import annotations
 
 import io
-import sys
-import types
-from contextlib import redirect_stdout
 
-from test_fresh_causes import _convert
+from test_fresh_causes import _convert, _printed
 
 WHOLE_MODEL = '''
 import torch
@@ -68,20 +65,8 @@ for step in range(2):
 
 
 def _run(code: str, name: str, path) -> dict:
-    module = types.ModuleType(name)
-    module.PATH = str(path)
-    sys.modules[name] = module  # the pickled class is found by its module's name, as a script's model.py is
-    out = io.StringIO()
-    try:
-        with redirect_stdout(out):
-            exec(compile(code, name, "exec"), module.__dict__)  # noqa: S102 - the test's own script
-    finally:
-        del sys.modules[name]
-    lines = {}
-    for line in out.getvalue().splitlines():
-        key, value = line.split(" ", 1)
-        lines.setdefault(key, []).append(float(value))
-    return lines
+    """The script's printed numbers by their line's first word; ``PATH`` set on its module (where it saves)."""
+    return {key: [float(v) for v in values] for key, values in _printed(code, name, PATH=str(path)).items()}
 
 
 def test_a_whole_model_saved_through_an_open_file_loads_back_working(tmp_path):

@@ -8,28 +8,7 @@ require gradient"). Now ``mindport.runtime.training.gradcheck``: central differe
 Jacobian, and ``F.apply`` handed over as a function is the Cell ``F()`` (its bprop is what is checked)."""
 from __future__ import annotations
 
-import io
-import sys
-import types
-from contextlib import redirect_stdout
-
-from test_fresh_causes import _convert
-
-
-def _run(code: str, name: str) -> dict:
-    module = types.ModuleType(name)
-    sys.modules[name] = module
-    out = io.StringIO()
-    try:
-        with redirect_stdout(out):
-            exec(compile(code, name, "exec"), module.__dict__)  # noqa: S102 - the test's own script
-    finally:
-        del sys.modules[name]
-    lines = {}
-    for line in out.getvalue().splitlines():
-        key, value = line.split(" ", 1)
-        lines.setdefault(key, []).append(value)
-    return lines
+from test_fresh_causes import _convert, _printed as _run
 
 
 GRADCHECK = '''

@@ -3,6 +3,8 @@ note trainfresh.md): one test each, on real torch and real MindSpore, each faili
 from __future__ import annotations
 
 import io
+import sys
+import types
 from contextlib import redirect_stdout
 
 import numpy as np
@@ -17,6 +19,26 @@ def _convert(source: str) -> str:
     errors = [d.format() for d in result.diagnostics if d.severity == "error"]
     assert not errors, "\n".join(errors) + "\n" + result.code
     return result.code
+
+
+def _printed(code: str, name: str, **attrs) -> dict[str, list[str]]:
+    """Run a test's script as module ``name`` (registered while it runs: a pickled class is found by its module's
+    name, as a script's model.py is), with ``attrs`` set on it first: {first word of each printed line: the rest of
+    each such line}."""
+    module = types.ModuleType(name)
+    vars(module).update(attrs)
+    sys.modules[name] = module
+    out = io.StringIO()
+    try:
+        with redirect_stdout(out):
+            exec(compile(code, name, "exec"), module.__dict__)  # noqa: S102 - the test's own script
+    finally:
+        del sys.modules[name]
+    lines: dict[str, list[str]] = {}
+    for line in out.getvalue().splitlines():
+        key, value = line.split(" ", 1)
+        lines.setdefault(key, []).append(value)
+    return lines
 
 
 def _losses(code: str, name: str) -> list[float]:

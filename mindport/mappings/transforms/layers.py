@@ -858,17 +858,19 @@ _OTHER_DTYPE = re.compile(r"(\w+\.)+(float64|double|float16|half|bfloat16)")
 @call_transform("layer_dtype")
 def layer_dtype(args: dict[str, Arg]) -> None:
     """A layer built in another dtype (``nn.Linear(n, h, dtype=torch.float64)``): MindSpore's layer takes ``dtype``
-    too (Dense, Conv2d, LayerNorm, BatchNorm, GroupNorm, Embedding...), so a dtype written as torch's is kept (the
-    dtype itself is converted as everywhere: ``ms.float64``); float32 and None are the default, not written (the
+    too and computes in it on the CPU (Dense, LayerNorm, GroupNorm, BiDense; the others are
+    :func:`layer_dtype_float32`'s), so a dtype written as torch's is kept (the dtype itself is converted as
+    everywhere: ``ms.float64``); float32 and None are the default, not written (the
     layer refuses None: "init, dtype and shape must have values at the same time"); a value known at run time
     (``dtype=dtype``, a factory's argument that is often None) is ``dtype or mindspore.float32``. Dropped before, the
     port's layer was float32 beside torch's float64, silently."""
     dtype = args.get("dtype")
     if dtype is None:
         return
-    if _FLOAT32.fullmatch(dtype.source.strip()):
+    source = dtype.source.strip()
+    if _FLOAT32.fullmatch(source):
         args.pop("dtype")
-    elif not _OTHER_DTYPE.fullmatch(dtype.source.strip()):
+    elif not _OTHER_DTYPE.fullmatch(source):
         args["dtype"] = new(f"{dtype.operand} or mindspore.float32")
 
 

@@ -140,8 +140,8 @@ class InitTransform(Rule):
         """A torch function's tensor (``torch.randn(m, d)``, ``torch.empty(n)``, ``torch.Tensor(a, b)``): a plain
         Tensor in MindSpore, with no ``set_data``; not a Parameter, a layer or anything of ``torch.nn``."""
         qual = self.scope.resolve_torch(value.func) if isinstance(value, cst.Call) else None
-        return qual is not None and qual.startswith("torch.") and not qual.startswith("torch.nn.") \
-            and qual.rpartition(".")[0] in ("torch", "torch.Tensor") and qual != "torch.Tensor.__call__"
+        return qual is not None and qual.rpartition(".")[0] in ("torch", "torch.Tensor") \
+            and qual != "torch.Tensor.__call__"
 
     EXAMPLES = (
         Example(
