@@ -211,8 +211,10 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
     for text in cand.get("recorded", [])[:3]:
         add("repository call site", text)
     if required:
-        # 32 last: GroupNorm(32, ch) in the model needs channels divisible by 32 (DDPM, DiT)
-        for size, last_resort in ((16, False), (8, False), (16, True), (32, False)):
+        # 32: GroupNorm(32, ch) in the model needs channels divisible by 32 (DDPM, DiT); 64 last: a head count
+        # computed as d_model // head_dim with head_dim 64 is 0 below it ("a layer of width 0": gau-nernst's
+        # Whisper and T5 attention, ``n_heads = d_model // 64``)
+        for size, last_resort in ((16, False), (8, False), (16, True), (32, False), (64, False)):
             values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand, size)
                       or used_value(p, size, repository_defaults=size == 16 and not last_resort)
                       or small_value(p["name"], p["annotation"], size, last_resort) for p in required]

@@ -6,16 +6,54 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from mindport.names import Scope, bind_from, bind_module, is_module_base
+
 
 def class_bases(data: bytes | str | ast.Module) -> dict[str, list[str]]:
     """Class name -> the last component of each base, for every class of one file, nested ones too (``ast``: cheap,
-    nothing imported; a tree already parsed is not parsed again)."""
+    nothing imported; a tree already parsed is not parsed again). A base the file imports from torch.nn that is one of
+    torch's modules other than nn.Module (``class ConvBN(nn.Sequential)``, ``class Conv2dSame(nn.Conv2d)``,
+    ``class DiceLoss(_Loss)``: names.is_module_base) is written ``Module``: the class is a module class in every file
+    of the project (:func:`module_classes_from_bases`). By its last name alone, ``class Block(ConvBN)`` in another file
+    kept torch's ``forward`` beside a Cell base, never called, and discovery did not see such classes at all."""
     try:
         tree = data if isinstance(data, ast.Module) else ast.parse(data)
-        return {node.name: [_last_component(b) for b in node.bases] for node in _statements(tree.body)
+        scope = _import_scope(tree)
+        return {node.name: [_base_component(b, scope) for b in node.bases] for node in _statements(tree.body)
                 if type(node) is ast.ClassDef}
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # deeper than Python's parser allows: none
         return {}
+
+
+def _import_scope(tree: ast.Module) -> Scope:
+    """The names a file's imports bind (anywhere in its statements), as names.Scope holds them."""
+    scope = Scope()
+    for node in _statements(tree.body):
+        if type(node) is ast.Import:
+            for alias in node.names:
+                bind_module(scope, alias.name, alias.asname)
+        elif type(node) is ast.ImportFrom:
+            for alias in node.names:
+                if alias.name != "*":
+                    bind_from(scope, node.module if not node.level else None, alias.name, alias.asname)
+    return scope
+
+
+def _base_component(base: ast.expr, scope: Scope) -> str:
+    text = _dotted(base)
+    if text is not None and is_module_base(scope.resolve_dotted(text)):
+        return "Module"
+    return _last_component(base)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    return ".".join([node.id, *reversed(parts)])
 
 
 def _statements(body):

@@ -636,6 +636,8 @@ def _adapter_class(adapter: "Adapter") -> type:
             # Fp32LayerNorm(nn.LayerNorm) built with bias=False over OptionalAffineLayerNorm)
             object.__setattr__(self, "__class__", _switched_class(type(self), function))
         function.__init__(self, *positional, **keywords)
+        if isinstance(self, _ms.Parameter) and not self.requires_grad:  # made frozen: still one of torch's
+            self._mp_frozen = True  # parameters(), never a buffer (mindport.runtime.frozen)
         for name, value in _torch_settings(adapter, args, kwargs).items():
             # torch keeps it, the MindSpore layer does not (device/dtype: torch's factory arguments, not kept)
             if not name.startswith("_") and name not in ("device", "dtype") and not hasattr(self, name):
@@ -643,7 +645,36 @@ def _adapter_class(adapter: "Adapter") -> type:
 
     namespace = {"_mp_adapter": adapter, "__module__": __name__, "__doc__": adapter.__doc__,
                  "__qualname__": adapter.__name__, "__init__": __init__}
+    if issubclass(target, _ms.Parameter):
+        namespace["__new__"] = _parameter_new(adapter)
     return _metaclass(type(target))(adapter.__name__, (target,), namespace)
+
+
+_PARAMETER_CLASSES: dict[tuple[type, type], type] = {}
+
+
+def _parameter_new(adapter: "Adapter"):
+    """``__new__`` of the class standing for torch.nn.Parameter, for a class derived from it (``class
+    Parameter(nn.Parameter)`` with methods of its own, built as ``Parameter(data=x, requires_grad=False)``).
+    MindSpore's ``Parameter.__new__`` takes no torch argument names and returns an object of its own class whatever
+    class it is called for, so the subclass's ``__init__`` never ran ("'Parameter' object has no attribute
+    '_param_info'") and its methods were missing: the object is made by ``Parameter.__new__`` from the mapped
+    arguments and given a class deriving from both the subclass and that object's class (one per pair)."""
+
+    def __new__(cls, *args, **kwargs):
+        _, _, positional, keywords = adapter.mapped(args, kwargs)
+        data = positional[0] if positional else keywords.get("default_input")
+        obj = _ms.Parameter.__new__(_ms.Parameter, data)
+        key = (cls, type(obj))
+        if key not in _PARAMETER_CLASSES:
+            metas = (type(cls), type(type(obj)))
+            meta = metas[0] if issubclass(*metas) else type("ParameterMeta", metas, {})
+            _PARAMETER_CLASSES[key] = meta(cls.__name__, key, {"__module__": cls.__module__,
+                                                               "__qualname__": cls.__qualname__})
+        obj.__class__ = _PARAMETER_CLASSES[key]
+        return obj
+
+    return __new__
 
 
 def _switched_class(cls: type, function: type) -> type:

@@ -3,7 +3,7 @@
 normalises with ``F.batch_norm(..., True, ...)`` in its forward (batch statistics even in eval): the converter did not
 count a private base as a module base, so ``forward`` stayed ``forward``, the base's construct ran instead (running
 statistics in eval: 0.43 off torch), and ops.batch_norm refuses 5-D inputs. Now such a class is a module class (the
-twenty private nn.Module bases of torch.nn.modules, module_class._PRIVATE_MODULE_BASES) and the functional batch norm
+twenty private nn.Module bases of torch.nn.modules, names._PRIVATE_MODULE_BASES) and the functional batch norm
 takes any rank from 2 as torch does."""
 from __future__ import annotations
 

@@ -7,31 +7,8 @@ import libcst as cst
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import function_bindings, module_level, own_bindings
-from mindport.names import CELL_NAMES, cell_attribute_name
+from mindport.names import CELL_NAMES, cell_attribute_name, is_module_base
 from mindport.migrator.walk import find_all, parse_statement, walk
-
-_MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "torch.jit.ScriptModule"}  # a ScriptModule
-# subclass is an nn.Module whose methods TorchScript compiles (``@torch.jit.script_method``): a Cell like any other
-_NOT_MODULES = {"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"}
-# torch's private layer bases, nn.Module subclasses all (enumerated from torch 2.13's torch.nn.modules: every class
-# named _Capitalised there that derives from nn.Module): `class DiceLoss(_Loss)`, `class ContBatchNorm3d(_BatchNorm)`
-# with its own forward are module classes as much as `class Net(nn.Module)`
-_PRIVATE_MODULE_BASES = {
-    "_NormBase", "_BatchNorm", "_LazyNormBase", "_ConvNd", "_ConvTransposeNd", "_ConvTransposeMixin", "_DropoutNd",
-    "_InstanceNorm", "_Loss", "_WeightedLoss", "_CircularPadNd", "_ConstantPadNd", "_ReflectionPadNd",
-    "_ReplicationPadNd", "_MaxPoolNd", "_MaxUnpoolNd", "_AvgPoolNd", "_LPPoolNd", "_AdaptiveMaxPoolNd",
-    "_AdaptiveAvgPoolNd"}
-
-
-def is_module_base(qual: str | None) -> bool:
-    """torch.nn.Module, or one of torch's layers (``class Conv2dSame(nn.Conv2d)`` is a module class too), public or
-    private (``class ContBatchNorm3d(nn.modules.batchnorm._BatchNorm)``)."""
-    if qual in _MODULE_BASES:
-        return True
-    if not qual or not (qual.startswith("torch.nn.") and (qual.count(".") == 2 or qual.startswith("torch.nn.modules."))):
-        return False
-    name = qual.rsplit(".", 1)[1]
-    return (name[:1].isupper() and name not in _NOT_MODULES) or name in _PRIVATE_MODULE_BASES
 
 
 def class_summary(module: cst.Module, module_scope) -> tuple:
