@@ -101,6 +101,23 @@ class RMSNorm(nn.Cell):
         return F.rms_norm(x, self.normalized_shape, self.weight if self.elementwise_affine else None, self.eps)
 
 
+class LocalResponseNorm(nn.Cell):
+    """torch.nn.LocalResponseNorm(size, alpha, beta, k): x / (k + alpha * mean of x^2 over a window of ``size``
+    channels)^beta (mindport.runtime.nn_functional.local_response_norm). Not mindspore.nn.LRN: its CPU kernel fails
+    from 8 channels on in 2.10 ("RuntimeError: Unknown Error!"; GRAPH_MODE "could not execute a primitive"), and its
+    window is 2r+1 channels where torch's may be even."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def construct(self, x):
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extend_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
 class CrossMapLRN2d(nn.Cell):
     """torch.nn.CrossMapLRN2d (the legacy Lua-torch LRN): x * (k + alpha/size * S)^-beta where S is the running
     channel-window sum of x^2 computed exactly as torch's loop does (a window of (size-1)/2+1 channels ahead; the

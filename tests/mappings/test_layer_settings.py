@@ -24,14 +24,13 @@ _FLAGGED = [
     (r"Conv[123]d\(.*padding='same', padding_mode='reflect'", "'same' with a padding mode: give numbers"),
     (r"ConvTranspose3d\(.*dilation=2\)", "MindSpore's Conv3dTranspose has no depth dilation"),
     (r"Embedding\(10, 4, max_norm", "MindSpore's Embedding does not renormalise rows"),
-    (r"LocalResponseNorm\(2,", "an even window is asymmetric in torch"),
     (r"AdaptiveMaxPool3d\(2, return_indices=True\)", "MindSpore's indices are int32"),
     (r"LSTM\(.*proj_size=3", "MindSpore's LSTM has no projection"),
     (r"KLDivLoss\(.*log_target=True", "MindSpore's KLDivLoss has no log_target"),
 ]
 # the layer matches torch; reading these attributes is flagged (MP104: no attribute holding torch's value)
 _FLAGGED_READS = {
-    "ConvTranspose2d": {"output_padding"}, "ConvTranspose3d": {"output_padding"}, "LocalResponseNorm": {"size"},
+    "ConvTranspose2d": {"output_padding"}, "ConvTranspose3d": {"output_padding"},
     "MaxPool1d": {"padding"}, "AvgPool1d": {"padding"}, "MaxPool2d": {"padding"},
     "MaxUnpool1d": {"kernel_size", "stride"}, "MaxUnpool2d": {"kernel_size", "stride"},
     "MaxUnpool3d": {"kernel_size", "stride"}, "AdaptiveAvgPool3d": {"output_size"},

@@ -777,30 +777,6 @@ def layers_gather_axis0(args: dict[str, Arg]) -> None:
     args["axis"] = new("0")
 
 
-@call_transform("layers_lrn")
-def layers_lrn(args: dict[str, Arg]) -> None:
-    """torch LocalResponseNorm(size, alpha, beta, k): b = a / (k + alpha/size * sum_{window of size} a^2)^beta.
-    MindSpore LRN(depth_radius, bias, alpha, beta): b = a / (bias + alpha * sum_{[c-r, c+r]} a^2)^beta."""
-    size = args.pop("size")
-    alpha = args.pop("alpha")
-    k = args.pop("k")
-    value = size.literal(default=UNKNOWN)
-    if value is UNKNOWN:  # an even size gives depth_radius=None: MindSpore raises instead of a silent change
-        src = size.operand
-        args["depth_radius"] = new(f"(({src} - 1) // 2 if {src} % 2 else None)")
-        args["bias"] = new(k.source)
-        args["alpha"] = new(f"({alpha.source}) / ({src})")
-        args["beta"] = new(args["beta"].source)
-        return
-    if not isinstance(value, int) or value % 2 == 0:
-        raise Unsupported(f"size={size.source}: an even torch window is asymmetric; MindSpore's LRN window is 2r+1")
-    args["depth_radius"] = new(repr((value - 1) // 2))
-    args["bias"] = new(k.source)
-    alpha_val = alpha.literal(default=UNKNOWN)
-    args["alpha"] = new(repr(alpha_val / value) if isinstance(alpha_val, (int, float)) else f"({alpha.source}) / {value}")
-    args["beta"] = new(args["beta"].source)
-
-
 @call_transform("layers_zero_value")
 def layers_zero_value(args: dict[str, Arg]) -> None:
     """ZeroPad*d as ConstantPad*d(padding, 0.0)."""
