@@ -96,7 +96,11 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return "16000"
     if re.search(r"growth", low) and ann in ("", "int"):  # a DenseNet's growth_rate: channels each layer adds
         return str(default_int)
-    if ann == "float" or re.search(r"drop|(^|_)eps(ilon)?$|alpha|beta|gamma|temperature|scale$|rate$|prob|(^|_)lr$|"
+    if re.search(r"(^|_)eps(ilon)?$|smooth", low) and ann in ("", "float"):
+        # 0.1: a label smoothing's epsilon is checked to lie in [0, 1) (Keith-Dao/PyTorch-Models' LabelSmoothing: "epsilon
+        # must be in [0, 1), got 1.0"), a norm's eps still shows in its output
+        return "0.1"
+    if ann == "float" or re.search(r"drop|alpha|beta|gamma|temperature|scale$|rate$|prob|(^|_)lr$|"
                                    r"(^|_)p$", low):
         return "0.0" if re.search(r"drop|prob|(^|_)p$|rate$", low) else "1.0"
     if ann in ("str",):
@@ -1833,6 +1837,15 @@ def _length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
                   r"\((\d+), (\d+)\)", problem)
     if m:
         windows = [max(int(m.group(1)), int(m.group(2))) + 1]
+        # the padded tensor is the model's own, shorter than the input by the strides before it (EnCodec's encoder
+        # downsamples 320 times: "padding (1, 1) at dimension 2 of input [2, 256, 1]" for a 2 x 16 x 256 input): the
+        # window scaled by that ratio
+        seen = re.search(r"at dimension (\d+) of input \[([\d, ]+)\]", problem)
+        if seen is not None:
+            their = [int(v) for v in seen.group(2).split(",")]
+            axis = int(seen.group(1))
+            if len(their) == len(dims) and axis == len(dims) - 1 and 0 < their[axis] < dims[axis]:
+                windows = [windows[0] * -(-dims[axis] // their[axis])]
     else:
         m = re.search(r"input size per channel: \(([\d x]+)\)\. Kernel size: \(([\d x]+)\)", problem)
         windows = [int(v) for v in m.group(2).split(" x ")] if m else []
@@ -2080,6 +2093,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         if small is not None and all(small != c for _, c in attempts):
             attempts.insert(attempts.index((origin, ctor)) + 1, (f"{origin}, small sizes", small))
 
+    raised = []  # per input tried on a built model: did its forward raise NotImplementedError
     for origin, ctor in attempts:  # grows while it runs: smaller() inserts after the current attempt
         n_meta = _meta_params(ref, ctor, root, seconds)
         if n_meta is not None and n_meta > max_params:  # never built for real: a huge init costs minutes
@@ -2159,6 +2173,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 if isinstance(exc, KeyboardInterrupt):
                     raise
                 problem, failure = _short(exc), exc
+            raised.append(isinstance(failure, NotImplementedError))
             if failure is not None and _NONE_USE.search(problem) and optional < 8:
                 # an optional argument left at None that the forward uses as a tensor: the same inputs with a
                 # tensor for it (``_optional_tensor_inputs``), tried next
@@ -2218,6 +2233,11 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                       + ", ".join(p["name"] for p in cand["params"] if p["default"] is None) + ")")
     result["reason"] = errors[0] if len(errors) == 1 else " | ".join(errors[:4])
     result["attempts"] = len(errors)
+    if raised and all(raised):
+        # an abstract base whose forward (or a method it calls) subclasses implement: ``raise NotImplementedError``
+        # met at run time (kaniblu/pytorch-models' AbstractGaussianSampling, whose forward calls an abstract method:
+        # scan.discover's rule reads the forward's own body only); no model, as the bases discover() leaves out
+        result["abstract"] = True
     return result
 
 

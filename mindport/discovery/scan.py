@@ -14,6 +14,7 @@ import ast
 import copy
 import hashlib
 import re
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,11 +180,13 @@ def _module_tables(tree) -> dict[str, list]:
     return tables
 
 
-def _choices(func, params: list[Param], tables: dict[str, list] | None = None, residues: bool = False) -> None:
+def _choices(func, params: list[Param], tables: dict[str, list] | None = None, residues: bool = False,
+             helpers: dict | None = None) -> None:
     """String constants a required parameter is compared with in the function (``if rnn_type == 'LSTM'``,
     ``assert mode in ('a', 'b')``, ``getattr(nn, rnn_type)``-free): its possible values, in source order. A parameter
     that is a key of one of the module's ``tables`` (``configs[net_size]``) takes that table's keys; with ``residues``
-    (a constructor), a count it requires in a residue class (``_residue``) takes the smallest such value."""
+    (a constructor), a count it requires in a residue class (``_residue``) takes the smallest such value; with
+    ``helpers`` (the module's functions by name), the values a function it is handed to compares it with too."""
     names = {p.name: p for p in params if p.default is None}
     kept = {t.attr: n.value.id for n in ast.walk(func) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
             and n.value.id in names for t in n.targets if isinstance(t, ast.Attribute)
@@ -222,6 +225,26 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None, r
                 for v in values:
                     if isinstance(v, str) and v not in names[left.id].choices:
                         names[left.id].choices.append(v)
+    if helpers:
+        _helper_choices(func, names, helpers)
+
+
+def _helper_choices(func, names: dict[str, Param], helpers: dict) -> None:
+    """A required parameter handed to a function of the module that compares it (srpkdyy/pytorch-models' VGG
+    ``make_arch(net_type)``, which tests ``net_type == 'C'``): that function's string values, as its own."""
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers):
+            continue
+        helper = helpers[node.func.id]
+        hparams = _params(helper.args, False)
+        handed = [(hparams[i].name, a.id) for i, a in enumerate(node.args[:len(hparams)])
+                  if isinstance(a, ast.Name) and a.id in names]
+        handed += [(k.arg, k.value.id) for k in node.keywords if k.arg and isinstance(k.value, ast.Name)
+                   and k.value.id in names]
+        for inner, outer in handed:
+            probe = Param(inner)
+            _choices(helper, [probe])
+            names[outer].choices += [v for v in probe.choices if v not in names[outer].choices]
 
 
 def _raises(body) -> bool:
@@ -1289,6 +1312,8 @@ def _inherit(found: dict, by_name: dict) -> None:
             base = nearest(c, 0)
             if base is not None:
                 c.params = copy.deepcopy(base.params)
+            else:  # a subclass of one of torch's layers (kaniblu's ``TorchEmbedding(nn.Embedding)``): its signature
+                c.params = _torch_layer_params(c.bases, by_name)
         if not c.own[1] and not c.forward:
             base = nearest(c, 1)
             if base is not None:
@@ -1378,6 +1403,14 @@ def _block_classes(parsed: dict, found: dict, module_classes) -> None:
         order[rel] = names
     for c in found.values():
         for p in c.params:
+            # annotated as a class of the project's modules: ``block: type[BasicBlock | Bottleneck]`` (Fanziyang-v/
+            # PyTorch-Models' ResNet, handed on to a method that calls it), the first one the model's file knows
+            typed = re.fullmatch(r"(?:typing\.)?[Tt]ype\[(.+)\]", p.annotation.strip("'\" "))
+            named = [n for n in re.findall(r"[A-Za-z_]\w*", typed.group(1)) if n in order.get(c.rel, [])
+                     and n != c.name] if typed else []
+            if named and p.default is None:
+                p.use, p.attrs = "class", {"class": named[0]}
+                continue
             keys = set(p.attrs)
             if p.use not in ("namespace", "callable") or not keys or any(isinstance(v, dict)
                                                                          for v in p.attrs.values()):
@@ -1396,6 +1429,23 @@ def _block_classes(parsed: dict, found: dict, module_classes) -> None:
                 if n != c.name and keys & own and keys <= own | class_attrs.get(n, set()) and required.get(n, 0) >= 0:
                     p.use, p.attrs = "instance", {"class": n, "required": required.get(n, 0)}
                     break
+
+
+def _torch_layer_params(bases: list[str], by_name: dict) -> list[Param]:
+    """The constructor parameters of the first base that is one of torch's layers (``torch.nn.<base>`` in the mapping
+    tables, no class of the project by that name), without ``device``/``dtype``; [] when there is none."""
+    for base in bases:
+        name = base.rsplit(".", 1)[-1]
+        if name in by_name or not name[:1].isupper():
+            continue
+        from mindport.mappings import load_registry
+
+        entry = load_registry().lookup(f"torch.nn.{name}")
+        if entry is not None and entry.signature:
+            return [Param(p.name, "", "" if p.kind.startswith("var_") else p.default,
+                          "keyword" if p.kind == "keyword_only" else p.kind)
+                    for p in entry.signature if p.name not in ("device", "dtype")]
+    return []
 
 
 def _inherited(name: str, methods: dict[str, set], bases: dict[str, list[str]]) -> set:
@@ -1919,6 +1969,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
     for rel, tree in parsed.items():
         dotted = dotted_of.get(rel, "")
         tables = _module_tables(tree)
+        helpers = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}  # the module's functions
         configs = [n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name not in module_classes
                    and re.search(r"(Config|Args|Params|Cfg|Hparams|Options|Settings)$", n.name)]
         config_fields = {n.name: _config_fields(n) for n in tree.body if isinstance(n, ast.ClassDef) and n.name in configs}
@@ -1928,7 +1979,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 init, fwd = _method(node, "__init__"), _method(node, "forward")
                 init_params = _params(init.args, True) if init else []
                 if init:
-                    _choices(init, init_params, tables, residues=True)
+                    _choices(init, init_params, tables, residues=True, helpers=helpers)
                     _usage(node, init_params, repo_argdefaults)
                     _layer_checks(node, init_params)
                     _kwargs_keys(init, init_params)
@@ -1990,7 +2041,52 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     by_name.setdefault(node.name, []).append(c)
                     changed = True
     _collect_calls(parsed, found, by_name, argdefaults_of)
+    # then the usage the repository documents (docstring examples, its Markdown's code): after its code's own calls
+    _collect_calls(parsed, found, by_name, {}, pieces=list(_documented_usage(root, parsed)))
     return sorted(found.values(), key=lambda c: (c.rel, c.line))
+
+
+_FENCED = re.compile(r"^[ \t]*```[ \t]*(?:python|py|python3)[ \t]*\n(.*?)^[ \t]*```", re.M | re.S)
+_PROMPT = re.compile(r"^[ \t]*(?:>>>|\.\.\.)(?: |$)(.*)$")
+MAX_MARKDOWN = 20  # Markdown files read for usage (README.md first), each up to 200 kB
+
+
+def _documented_usage(root: Path, parsed: dict):
+    """(rel, tree) of the usage a repository documents, each piece parsed alone: the ``>>>`` examples of its
+    docstrings, in the file they document (Fanziyang-v/PyTorch-Models' ``>>> model = ResNet(3, 1000, [2, 2, 2, 2],
+    [64, 128, 256, 512], BasicBlock) # ResNet-18``, whose ``block`` parameter had no value), and the Python code
+    blocks of its Markdown files (a README's ``v = ViT(image_size=256, patch_size=32, ...)`` and ``v(torch.randn(1, 3,
+    256, 256))``): constructor calls and inputs read as the code's own are. A piece that does not parse is skipped."""
+    for rel, tree in parsed.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            doc = ast.get_docstring(node, clean=False)
+            if not doc or ">>>" not in doc:
+                continue
+            lines = [m.group(1) for m in map(_PROMPT.match, doc.splitlines()) if m]
+            example = _parsed_example("\n".join(lines))
+            if example is not None:
+                yield rel, example
+    markdown = sorted((p for p in root.rglob("*.md") if p.is_file() and not any(
+        part in _SKIP_DIRS or part.startswith(".") for part in p.relative_to(root).parts[:-1])),
+        key=lambda p: (p.name.lower() != "readme.md", len(p.relative_to(root).parts), str(p)))
+    for path in markdown[:MAX_MARKDOWN]:
+        try:
+            text = path.read_text("utf-8", "replace")[:200_000]
+        except OSError:
+            continue
+        for block in _FENCED.findall(text):
+            example = _parsed_example(textwrap.dedent(block))
+            if example is not None:
+                yield path.relative_to(root).as_posix(), example
+
+
+def _parsed_example(code: str) -> ast.Module | None:
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 # deep-learning frameworks other than torch whose classes are also named Module (flax.linen, haiku, equinox) or
@@ -2114,7 +2210,7 @@ class _OtherFramework:
 
 
 def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str, list[Candidate]],
-                   argdefaults_of: dict | None = None) -> None:
+                   argdefaults_of: dict | None = None, pieces: list | None = None) -> None:
     """The constructor calls and inputs the repository writes for each candidate: literal calls anywhere (scripts,
     tests, configs, ``__main__`` blocks, factories, registries' ``partial``), with ``args.X`` read from argparse
     defaults; and inputs from ``model(torch.randn(...))`` where ``model`` was built from a candidate in that scope."""
@@ -2122,8 +2218,8 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
     # len(SRC.vocab)``) is no literal there (the call's literal arguments are kept, ``partial_args``)
     names_of = {rel: notebook_defined_names(tree) if is_notebook(rel) else _module_names(tree)
                 for rel, tree in parsed.items()}
-    for rel, tree in parsed.items():
-        argdefaults = argdefaults_of[rel] if argdefaults_of is not None else _argparse_defaults(tree)
+    for rel, tree in parsed.items() if pieces is None else pieces:  # pieces: (rel, tree) read instead of the files
+        argdefaults = argdefaults_of.get(rel, {}) if argdefaults_of is not None else _argparse_defaults(tree)
         for scope in [tree, *[n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]]:
             bound: dict[str, list[Candidate]] = {}
             tensors: dict[str, str] = {}

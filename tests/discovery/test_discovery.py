@@ -105,7 +105,7 @@ def test_small_values_follow_names_and_hints():
     cand = {"ctors": ["3"], "params": [{"name": "in_ch", "annotation": "", "default": None, "kind": "positional"}]}
     assert ctor_attempts(cand, "in_ch=4") == [("mindport.toml", "in_ch=4"), ("repository", "3"),
                                               ("small values", "in_ch=16"), ("small values", "in_ch=8"),
-                                              ("small values", "in_ch=32")]
+                                              ("small values", "in_ch=32"), ("small values", "in_ch=64")]
 
 
 def test_migrate_proves_every_model_and_caches(tmp_path):

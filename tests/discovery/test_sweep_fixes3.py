@@ -148,7 +148,7 @@ class Attention(nn.Module):
     def __init__(self, embed_dim, num_heads, a_rather_long_parameter_name_to_make_the_call_long=1,
                  another_rather_long_parameter_name=2):
         super().__init__()
-        assert embed_dim // num_heads in (32, 64), "Only support head_dim == 32 or 64"
+        assert embed_dim // num_heads in (48, 96), "Only support head_dim == 48 or 96"
         self.proj = nn.Linear(embed_dim, embed_dim)
 
     def forward(self, x):
@@ -156,7 +156,7 @@ class Attention(nn.Module):
 ''')
     assert res["status"] == "not-built"
     first = res["reason"].split(" | ")[0]
-    assert "AssertionError: Only support head_dim == 32 or 64 (at m.py:" in first, first
+    assert "AssertionError: Only support head_dim == 48 or 96 (at m.py:" in first, first
 
 
 def test_a_count_whose_name_contains_eps_is_no_float():
@@ -166,7 +166,7 @@ def test_a_count_whose_name_contains_eps_is_no_float():
 
     assert small_value("num_timesteps_input", "") == "16"
     assert small_value("num_timesteps_output", "", 8) == "8"
-    assert small_value("eps", "") == "1.0" and small_value("norm_epsilon", "") == "1.0"
+    assert small_value("eps", "") == "0.1" and small_value("norm_epsilon", "") == "0.1"  # [0, 1): a smoothing too
     assert small_value("lr", "") == "1.0" and small_value("base_lr", "") == "1.0"
 
 
