@@ -1726,6 +1726,8 @@ class TableCallTransform(Rule):
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
             return updated_node
         fill = self._fresh_fill(original_node, updated_node)
+        if fill is None:
+            fill = self._fresh_draw(original_node, updated_node)
         if fill is not None:  # torch.zeros(1, 1, dim).fill_(eps): ops.full_like of the new tensor
             self.ctx.converted_sites += 1
             return fill
@@ -1856,6 +1858,43 @@ class TableCallTransform(Rule):
         return cst.Call(func=self.ctx.target_expr(FRESH_FILLS[func.attr.value]),
                         args=fix_commas([cst.Arg(value=updated.func.value),
                                          cst.Arg(value=args[0].value)]))
+
+    def _fresh_draw(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        """``torch.rand(n).uniform_(a, b)`` (the attentions' ``nn.Parameter(torch.rand(d).uniform_(-0.1, 0.1))``,
+        CaiT's ``torch.zeros(n).uniform_(0., 1.) < p``) whose receiver is a new float32 tensor (FRESH_DRAW_RECEIVERS
+        with size arguments only: torch's default dtype) and whose bounds are number literals, read in an expression:
+        the runtime uniform_'s own value, ``U[0, 1) * (b - a) + a`` in float32, with no receiver to write it into:
+        ``ops.rand(n) * 0.2 - 0.1`` (MindSpore's ops.rand for torch.rand's draws, ``ops.rand_like`` of another
+        receiver). None otherwise (a ``generator=``, a tensor bound, a dtype: the runtime uniform_)."""
+        func = original.func
+        receiver = func.value
+        if func.attr.value != "uniform_" or id(original) in self._statement_calls \
+                or not isinstance(receiver, cst.Call) or not receiver.args \
+                or any(a.star or a.keyword is not None for a in receiver.args) \
+                or self.scope.resolve_torch(receiver.func) not in FRESH_DRAW_RECEIVERS:
+            return None
+        bounds = {"from_": 0.0, "to": 1.0}
+        for i, arg in enumerate(original.args):
+            name = arg.keyword.value if arg.keyword is not None else ("from_", "to", None)[min(i, 2)]
+            if arg.star or name not in bounds:
+                return None
+            try:
+                value = ast.literal_eval(cst.Module([]).code_for_node(arg.value))
+            except (ValueError, SyntaxError, TypeError):
+                return None
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return None
+            bounds[name] = float(value)
+        draws = updated.func.value
+        if self.scope.resolve_torch(receiver.func) != "torch.rand":
+            draws = cst.Call(func=self.ctx.target_expr("mindspore.ops.rand_like"), args=[cst.Arg(draws)])
+        low, width = bounds["from_"], bounds["to"] - bounds["from_"]
+        if width != 1.0:
+            draws = cst.BinaryOperation(left=draws, operator=cst.Multiply(), right=cst.parse_expression(repr(width)))
+        if low == 0.0:
+            return draws
+        return cst.BinaryOperation(left=draws, operator=cst.Add() if low > 0 else cst.Subtract(),
+                                   right=cst.parse_expression(repr(abs(low))))
 
     def _fresh_out_of_place(self, call: cst.Call):
         """The out-of-place entry (``torch.Tensor.triu`` for ``triu_``, same signature) of an in-place method that
@@ -2776,6 +2815,10 @@ TORCH_DTYPE_NAMES = frozenset({"float", "float32", "float64", "double", "float16
 # in-place fills whose out-of-place value is a MindSpore function of (receiver, value): on a receiver nothing else
 # holds, read in an expression (TableCallTransform._fresh_fill)
 FRESH_FILLS = {"fill_": "mindspore.ops.full_like"}
+
+# torch's creations of a new tensor in its default dtype (float32) from sizes alone, whose uniform_ with number bounds,
+# read in an expression, is MindSpore's draws scaled (TableCallTransform._fresh_draw)
+FRESH_DRAW_RECEIVERS = frozenset({"torch.rand", "torch.randn", "torch.zeros", "torch.ones", "torch.empty"})
 
 # torch.nn.functional.normalize's runtime function: written with MindSpore's ops where its input is a name
 # (TableCallTransform._native_normalize)

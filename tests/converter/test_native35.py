@@ -1,0 +1,172 @@
+"""Issue 30 (native ports), native35: classes of runtime sites made MindSpore's own where the code's facts allow it.
+
+* ``nn.Sequential(*layers)`` right after ``layers.append(nn.Linear(d, e))`` (T2T-ViT's patch embedding: the list
+  grown by ``extend`` in a loop, the head appended last) gives floats: its last member is the appended layer
+  (native_facts._appended_tail, FloatFacts._sequential_kind), so ``torch.cat((cls_tokens, x), 1)`` of its output and
+  a float Parameter is ``ops.cat`` without ``mp_tensor.promoted``. Negatives keep the runtime join: a keeping layer
+  appended last (the sequence's input decides), the list handed on as well (another holder may change it).
+* ``torch.rand(d).uniform_(-0.1, 0.1)`` / ``torch.zeros(n).uniform_(0., 1.)`` read in an expression (the attentions'
+  ``nn.Parameter(torch.rand(d).uniform_(-0.1, 0.1))``, CaiT's layer dropout draw): the receiver is a new float32
+  tensor nothing else holds, so the runtime uniform_'s value is MindSpore's draws scaled, ``ops.rand(d) * 0.2 - 0.1``
+  (TableCallTransform._fresh_draw). Negatives keep the runtime: a ``generator=``, a tensor bound, a dtype, a name as
+  receiver.
+
+Numbers: each positive converted and run against torch in PyNative and GRAPH_MODE (weights moved; the draws compared
+by range, shape and dtype, and through a forward whose value does not depend on them)."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from mindport.migrator import convert_source
+from tests.converter.port_check import assert_port_matches_in_mode
+
+SEQUENTIAL = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class Embed(nn.Module):
+        def __init__(self, channels=6, dims=(8, 5), dim=4):
+            super().__init__()
+            layers = []
+            layer_dim = channels
+            for d in dims:
+                layers.extend([nn.Linear(layer_dim, d), nn.GELU()])
+                layer_dim = d
+            layers.append(nn.Linear(layer_dim, dim))
+            self.to_embedding = nn.Sequential(*layers)
+            self.cls_token = nn.Parameter(torch.randn(1, 1, dim))
+
+        def forward(self, x):
+            x = self.to_embedding(x)
+            cls_tokens = self.cls_token.expand(x.shape[0], -1, -1)
+            return torch.cat((cls_tokens, x), dim=1)
+
+
+    class KeepLast(nn.Module):
+        def __init__(self, dim=4):
+            super().__init__()
+            layers = [nn.Linear(dim, dim)]
+            layers.append(nn.GELU())
+            self.body = nn.Sequential(*layers)
+            self.cls_token = nn.Parameter(torch.randn(1, 1, dim))
+
+        def forward(self, x):
+            x = self.body(x)
+            return torch.cat((self.cls_token.expand(x.shape[0], -1, -1), x), dim=1)
+
+
+    class HandedOn(nn.Module):
+        def __init__(self, dim=4):
+            super().__init__()
+            layers = []
+            layers.append(nn.Linear(dim, dim))
+            self.body = nn.Sequential(*layers)
+            self.layers = layers
+            self.cls_token = nn.Parameter(torch.randn(1, 1, dim))
+
+        def forward(self, x):
+            x = self.body(x)
+            return torch.cat((self.cls_token.expand(x.shape[0], -1, -1), x), dim=1)
+''')
+
+DRAWS = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class Additive(nn.Module):
+        def __init__(self, hidden_dim=4):
+            super().__init__()
+            self.proj = nn.Linear(hidden_dim, hidden_dim)
+            self.bias = nn.Parameter(torch.rand(hidden_dim).uniform_(-0.1, 0.1))
+            self.scale = nn.Parameter(torch.empty(2, hidden_dim).uniform_(to=3))
+
+        def forward(self, x):
+            return self.proj(x) + self.bias + self.scale.sum(0)
+
+
+    class LayerDrop(nn.Module):
+        def __init__(self, p=1.0):
+            super().__init__()
+            self.p = p
+            self.proj = nn.Linear(4, 4)
+
+        def forward(self, x):
+            keep = torch.zeros(x.shape[0], 1).uniform_(0., 1.) < self.p
+            return self.proj(x) * keep
+
+
+    def with_generator(n, g):
+        return torch.rand(n).uniform_(-1, 1, generator=g)
+
+
+    def tensor_bound(n, low):
+        return torch.rand(n).uniform_(low, 1.0)
+
+
+    def typed(n):
+        return torch.zeros(n, dtype=torch.float64).uniform_(0, 2)
+
+
+    def named(n):
+        t = torch.zeros(n)
+        return t.uniform_(0, 2)
+''')
+
+
+def _part(code: str, head: str) -> str:
+    return code.split(head)[1].split("\nclass ")[0].split("\ndef ")[0]
+
+
+def test_appended_sequence_join_is_native():
+    code = convert_source(SEQUENTIAL).code
+    assert "mp_tensor.promoted" not in _part(code, "class Embed("), _part(code, "class Embed(")
+    for head in ("class KeepLast(", "class HandedOn("):
+        assert "mp_tensor.promoted" in _part(code, head), _part(code, head)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_appended_sequence_join_matches_torch(tmp_path, mode):
+    code = convert_source(SEQUENTIAL).code
+    x = np.random.default_rng(35).standard_normal((2, 3, 6)).astype(np.float32)
+    assert_port_matches_in_mode(SEQUENTIAL, code, "Embed", [x], tmp_path, f"embed_{mode}", mode, atol=1e-5)
+
+
+def test_fresh_uniform_draws_are_native():
+    code = convert_source(DRAWS).code
+    assert "ops.rand(hidden_dim) * 0.2 - 0.1" in code, code
+    assert "ops.rand_like(" in _part(code, "class LayerDrop(") and "uniform_" not in _part(code, "class LayerDrop(")
+    assert "uniform_" not in _part(code, "class Additive(")
+    for head in ("def with_generator", "def tensor_bound", "def typed", "def named"):
+        assert "mp_inplace.uniform_" in _part(code, head), _part(code, head)
+
+
+def _converted(code: str, tmp_path, name: str):
+    from tests.converter.port_check import load_module
+    return load_module(code, tmp_path / f"{name}.py", name)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_fresh_uniform_draws_match_torch(tmp_path, mode):
+    import mindspore as ms
+
+    code = convert_source(DRAWS).code
+    x = np.random.default_rng(35).standard_normal((3, 4)).astype(np.float32)
+    # the forward through the moved weights (the draws are torch's there) and a keep mask drawn below p = 1 always
+    assert_port_matches_in_mode(DRAWS, code, "Additive", [x], tmp_path, f"additive_{mode}", mode, atol=1e-6)
+    assert_port_matches_in_mode(DRAWS, code, "LayerDrop", [x], tmp_path, f"drop_{mode}", mode, atol=1e-6)
+    # the draws themselves: torch's range, shape and dtype
+    module = _converted(code, tmp_path, f"draws_{mode}")
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    try:
+        net = module.Additive(hidden_dim=4000)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    bias, scale = net.bias.asnumpy(), net.scale.asnumpy()
+    assert bias.dtype == np.float32 and bias.shape == (4000,) and scale.shape == (2, 4000)
+    assert bias.min() >= -0.1 and bias.max() < 0.1 + 1e-7 and abs(bias.mean()) < 0.01
+    assert scale.min() >= 0 and scale.max() < 3 and abs(scale.mean() - 1.5) < 0.1
