@@ -10,6 +10,10 @@
   tensor nothing else holds, so the runtime uniform_'s value is MindSpore's draws scaled, ``ops.rand(d) * 0.2 - 0.1``
   (TableCallTransform._fresh_draw). Negatives keep the runtime: a ``generator=``, a tensor bound, a dtype, a name as
   receiver.
+* ``torch.Tensor(h, d)`` / ``torch.LongTensor(4)``: a legacy constructor visibly given sizes (two or more positional
+  arguments, or one integer literal) is the runtime constructor's value, ``ops.zeros((h, d), ms.float32)``
+  (TableCallTransform._sized_constructor, SIZED_CONSTRUCTORS). Negatives keep the runtime: one argument that may be
+  data (``torch.Tensor(y)``), a star, a keyword.
 
 Numbers: each positive converted and run against torch in PyNative and GRAPH_MODE (weights moved; the draws compared
 by range, shape and dtype, and through a forward whose value does not depend on them)."""
@@ -118,6 +122,35 @@ DRAWS = textwrap.dedent('''
 ''')
 
 
+SIZED = textwrap.dedent('''
+    import torch
+    from torch import nn
+
+
+    class RelBias(nn.Module):
+        def __init__(self, num_heads=2, d_head=4):
+            super().__init__()
+            self.u_bias = nn.Parameter(torch.Tensor(num_heads, d_head))
+            self.steps = torch.LongTensor(3)
+            torch.nn.init.xavier_uniform_(self.u_bias)
+
+        def forward(self, x):
+            return x + self.u_bias + torch.Tensor(x.shape[0], 2, 4).fill_(0.5)
+
+
+    def data(y):
+        return torch.Tensor(y)
+
+
+    def starred(shape):
+        return torch.FloatTensor(*shape)
+
+
+    def keyword(n):
+        return torch.FloatTensor(n, 2, device="cpu")
+''')
+
+
 def _part(code: str, head: str) -> str:
     return code.split(head)[1].split("\nclass ")[0].split("\ndef ")[0]
 
@@ -170,3 +203,24 @@ def test_fresh_uniform_draws_match_torch(tmp_path, mode):
     assert bias.dtype == np.float32 and bias.shape == (4000,) and scale.shape == (2, 4000)
     assert bias.min() >= -0.1 and bias.max() < 0.1 + 1e-7 and abs(bias.mean()) < 0.01
     assert scale.min() >= 0 and scale.max() < 3 and abs(scale.mean() - 1.5) < 0.1
+
+
+def test_sized_constructors_are_native():
+    code = convert_source(SIZED).code
+    part = _part(code, "class RelBias(")
+    assert "ops.zeros((num_heads, d_head), ms.float32)" in part and "ops.zeros((3,), ms.int64)" in part, part
+    assert "mp_tensor" not in part, part
+    for head in ("def data", "def starred", "def keyword"):
+        assert "mp_tensor." in _part(code, head), _part(code, head)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_sized_constructors_match_torch(tmp_path, mode):
+    code = convert_source(SIZED).code
+    x = np.random.default_rng(35).standard_normal((3, 2, 4)).astype(np.float32)
+    # torch.LongTensor(3) is uninitialised in torch: read for its dtype and shape only, below
+    assert_port_matches_in_mode(SIZED, code, "RelBias", [x], tmp_path, f"sized_{mode}", mode, atol=1e-6)
+    module = _converted(code, tmp_path, f"sized_{mode}_values")
+    net = module.RelBias()
+    assert str(net.u_bias.dtype) == "Float32" and net.u_bias.shape == (2, 4)
+    assert str(net.steps.dtype) == "Int64" and net.steps.asnumpy().tolist() == [0, 0, 0]

@@ -1587,6 +1587,10 @@ class TableCallTransform(Rule):
             return updated_node
         if qual in _LEGACY_CONSTRUCTORS:
             updated_node = _sizes_starred(original_node, updated_node, self.scope)
+            sized = self._sized_constructor(qual, original_node, updated_node)
+            if sized is not None:  # torch.Tensor(heads, d): zeros of those sizes
+                self.ctx.converted_sites += 1
+                return sized
         if entry.kind == "attribute":
             self.ctx.converted_sites += 1
             return updated_node.with_changes(func=self._func_expr(original_node.func, entry.called or target))
@@ -1858,6 +1862,21 @@ class TableCallTransform(Rule):
         return cst.Call(func=self.ctx.target_expr(FRESH_FILLS[func.attr.value]),
                         args=fix_commas([cst.Arg(value=updated.func.value),
                                          cst.Arg(value=args[0].value)]))
+
+    def _sized_constructor(self, qual: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        """``torch.Tensor(heads, d_head)`` (the attentions' ``nn.Parameter(torch.Tensor(h, d))`` before an init),
+        ``torch.FloatTensor(3)``: a legacy constructor given sizes, visibly (two or more positional arguments, which
+        torch reads only as sizes, or one integer literal), and nothing else: the runtime constructor's own value,
+        zeros of those sizes in the class's dtype (torch leaves them uninitialised), ``ops.zeros((h, d),
+        ms.float32)`` (SIZED_CONSTRUCTORS). None otherwise (one argument that may be data, a star, a keyword)."""
+        dtype = SIZED_CONSTRUCTORS.get(qual)
+        args = original.args
+        if dtype is None or not args or any(a.star or a.keyword is not None for a in args) \
+                or len(updated.args) != len(args) or (len(args) == 1 and not isinstance(args[0].value, cst.Integer)):
+            return None
+        sizes = cst.Tuple([cst.Element(a.value) for a in updated.args])
+        return cst.Call(func=self.ctx.target_expr("mindspore.ops.zeros"),
+                        args=[cst.Arg(sizes), cst.Arg(self.ctx.target_expr(dtype))])
 
     def _fresh_draw(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
         """``torch.rand(n).uniform_(a, b)`` (the attentions' ``nn.Parameter(torch.rand(d).uniform_(-0.1, 0.1))``,
@@ -2815,6 +2834,12 @@ TORCH_DTYPE_NAMES = frozenset({"float", "float32", "float64", "double", "float16
 # in-place fills whose out-of-place value is a MindSpore function of (receiver, value): on a receiver nothing else
 # holds, read in an expression (TableCallTransform._fresh_fill)
 FRESH_FILLS = {"fill_": "mindspore.ops.full_like"}
+
+# torch's legacy constructors given sizes alone -> the dtype of MindSpore's zeros of those sizes
+# (TableCallTransform._sized_constructor)
+SIZED_CONSTRUCTORS = {"torch.Tensor": "mindspore.float32", "torch.FloatTensor": "mindspore.float32",
+                      "torch.DoubleTensor": "mindspore.float64", "torch.LongTensor": "mindspore.int64",
+                      "torch.IntTensor": "mindspore.int32", "torch.BoolTensor": "mindspore.bool_"}
 
 # torch's creations of a new tensor in its default dtype (float32) from sizes alone, whose uniform_ with number bounds,
 # read in an expression, is MindSpore's draws scaled (TableCallTransform._fresh_draw)
