@@ -13,7 +13,8 @@
 * ``torch.Tensor(h, d)`` / ``torch.LongTensor(4)``: a legacy constructor visibly given sizes (two or more positional
   arguments, or one integer literal) is the runtime constructor's value, ``ops.zeros((h, d), ms.float32)``
   (TableCallTransform._sized_constructor, SIZED_CONSTRUCTORS). Negatives keep the runtime: one argument that may be
-  data (``torch.Tensor(y)``), a star, a keyword.
+  data (``torch.Tensor(y)``), a star, a keyword. ``zero_()`` of such a receiver is the receiver (ResNeXt's shortcut
+  ``torch.Tensor(n, c, d, h, w).zero_()``), of another new tensor ``ops.zeros_like`` (TableCallTransform._fresh_fill).
 
 Numbers: each positive converted and run against torch in PyNative and GRAPH_MODE (weights moved; the draws compared
 by range, shape and dtype, and through a forward whose value does not depend on them)."""
@@ -138,6 +139,17 @@ SIZED = textwrap.dedent('''
             return x + self.u_bias + torch.Tensor(x.shape[0], 2, 4).fill_(0.5)
 
 
+    class Shortcut(nn.Module):
+        def __init__(self, planes=5):
+            super().__init__()
+            self.planes = planes
+
+        def forward(self, out):
+            zero_pads = torch.Tensor(out.size(0), self.planes - out.size(1), out.size(2)).zero_()
+            counts = torch.ones(out.size(2), dtype=torch.long).zero_()
+            return torch.cat([out, zero_pads], dim=1), counts
+
+
     def data(y):
         return torch.Tensor(y)
 
@@ -212,6 +224,9 @@ def test_sized_constructors_are_native():
     assert "mp_tensor" not in part, part
     for head in ("def data", "def starred", "def keyword"):
         assert "mp_tensor." in _part(code, head), _part(code, head)
+    part = _part(code, "class Shortcut(")
+    assert "zero_pads = ops.zeros((out.shape[0], self.planes - out.shape[1], out.shape[2]), ms.float32)" in part
+    assert "ops.zeros_like(ops.ones(" in part and "mp_inplace" not in part, part
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
@@ -220,6 +235,7 @@ def test_sized_constructors_match_torch(tmp_path, mode):
     x = np.random.default_rng(35).standard_normal((3, 2, 4)).astype(np.float32)
     # torch.LongTensor(3) is uninitialised in torch: read for its dtype and shape only, below
     assert_port_matches_in_mode(SIZED, code, "RelBias", [x], tmp_path, f"sized_{mode}", mode, atol=1e-6)
+    assert_port_matches_in_mode(SIZED, code, "Shortcut", [x], tmp_path, f"shortcut_{mode}", mode, atol=0)
     module = _converted(code, tmp_path, f"sized_{mode}_values")
     net = module.RelBias()
     assert str(net.u_bias.dtype) == "Float32" and net.u_bias.shape == (2, 4)
