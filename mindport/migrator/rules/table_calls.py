@@ -1730,8 +1730,6 @@ class TableCallTransform(Rule):
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
             return updated_node
         fill = self._fresh_fill(original_node, updated_node)
-        if fill is None:
-            fill = self._fresh_draw(original_node, updated_node)
         if fill is not None:  # torch.zeros(1, 1, dim).fill_(eps): ops.full_like of the new tensor
             self.ctx.converted_sites += 1
             return fill
@@ -1885,43 +1883,6 @@ class TableCallTransform(Rule):
         sizes = cst.Tuple([cst.Element(a.value) for a in updated.args])
         return cst.Call(func=self.ctx.target_expr("mindspore.ops.zeros"),
                         args=[cst.Arg(sizes), cst.Arg(self.ctx.target_expr(dtype))])
-
-    def _fresh_draw(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
-        """``torch.rand(n).uniform_(a, b)`` (the attentions' ``nn.Parameter(torch.rand(d).uniform_(-0.1, 0.1))``,
-        CaiT's ``torch.zeros(n).uniform_(0., 1.) < p``) whose receiver is a new float32 tensor (FRESH_DRAW_RECEIVERS
-        with size arguments only: torch's default dtype) and whose bounds are number literals, read in an expression:
-        the runtime uniform_'s own value, ``U[0, 1) * (b - a) + a`` in float32, with no receiver to write it into:
-        ``ops.rand(n) * 0.2 - 0.1`` (MindSpore's ops.rand for torch.rand's draws, ``ops.rand_like`` of another
-        receiver). None otherwise (a ``generator=``, a tensor bound, a dtype: the runtime uniform_)."""
-        func = original.func
-        receiver = func.value
-        if func.attr.value != "uniform_" or id(original) in self._statement_calls \
-                or not isinstance(receiver, cst.Call) or not receiver.args \
-                or any(a.star or a.keyword is not None for a in receiver.args) \
-                or self.scope.resolve_torch(receiver.func) not in FRESH_DRAW_RECEIVERS:
-            return None
-        bounds = {"from_": 0.0, "to": 1.0}
-        for i, arg in enumerate(original.args):
-            name = arg.keyword.value if arg.keyword is not None else ("from_", "to", None)[min(i, 2)]
-            if arg.star or name not in bounds:
-                return None
-            try:
-                value = ast.literal_eval(cst.Module([]).code_for_node(arg.value))
-            except (ValueError, SyntaxError, TypeError):
-                return None
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                return None
-            bounds[name] = float(value)
-        draws = updated.func.value
-        if self.scope.resolve_torch(receiver.func) != "torch.rand":
-            draws = cst.Call(func=self.ctx.target_expr("mindspore.ops.rand_like"), args=[cst.Arg(draws)])
-        low, width = bounds["from_"], bounds["to"] - bounds["from_"]
-        if width != 1.0:
-            draws = cst.BinaryOperation(left=draws, operator=cst.Multiply(), right=cst.parse_expression(repr(width)))
-        if low == 0.0:
-            return draws
-        return cst.BinaryOperation(left=draws, operator=cst.Add() if low > 0 else cst.Subtract(),
-                                   right=cst.parse_expression(repr(abs(low))))
 
     def _fresh_out_of_place(self, call: cst.Call):
         """The out-of-place entry (``torch.Tensor.triu`` for ``triu_``, same signature) of an in-place method that
@@ -2858,9 +2819,6 @@ SIZED_CONSTRUCTORS = {"torch.Tensor": "mindspore.float32", "torch.FloatTensor": 
                       "torch.DoubleTensor": "mindspore.float64", "torch.LongTensor": "mindspore.int64",
                       "torch.IntTensor": "mindspore.int32", "torch.BoolTensor": "mindspore.bool_"}
 
-# torch's creations of a new tensor in its default dtype (float32) from sizes alone, whose uniform_ with number bounds,
-# read in an expression, is MindSpore's draws scaled (TableCallTransform._fresh_draw)
-FRESH_DRAW_RECEIVERS = frozenset({"torch.rand", "torch.randn", "torch.zeros", "torch.ones", "torch.empty"})
 
 # torch.nn.functional.normalize's runtime function: written with MindSpore's ops where its input is a name
 # (TableCallTransform._native_normalize)
