@@ -379,8 +379,37 @@ def _spread_list(call: cst.Call, method: cst.FunctionDef) -> cst.Call:
             or any(isinstance(e, cst.StarredElement) for e in displays[0].elements) \
             or sum(_binds(s, name) for s in method.body.body) != 1 \
             or sum(1 for n in all_nodes(method, cst.Name) if n.value == name) != 2:
-        return call  # bound once, read only in the spread (an append or another reader may change the list)
+        return _appended_tail(call, method, name)  # bound once, read only in the spread (else an append may change it)
     return call.with_changes(args=[cst.Arg(e.value) for e in displays[0].elements])
+
+
+def _appended_tail(call: cst.Call, method: cst.FunctionDef, name: str) -> cst.Call:
+    """``nn.Sequential(*layers)`` whose statement, at the method's top level, comes right after ``layers.append(
+    nn.Linear(d, e))`` (t2t's ``layers.extend([...])`` in a loop, then the head appended), ``layers`` a name the
+    method only binds to list displays, grows (``append``/``extend``) and spreads there: the call as ``nn.Sequential(*layers, nn.Linear(d, e))`` (the
+    list's members unknown, its last one the appended call), for the dtype facts to read the sequence's last member
+    (:meth:`FloatFacts._sequential_kind`); the call itself otherwise."""
+    body = method.body.body
+    at = next((i for i, s in enumerate(body) if any(c is call for c in all_nodes(s, cst.Call))), None)
+    if not at or not isinstance(body[at - 1], cst.SimpleStatementLine) or len(body[at - 1].body) != 1 \
+            or not isinstance(body[at - 1].body[0], cst.Expr):
+        return call
+    append = body[at - 1].body[0].value
+    if not (isinstance(append, cst.Call) and isinstance(append.func, cst.Attribute)
+            and isinstance(append.func.value, cst.Name) and append.func.value.value == name
+            and append.func.attr.value == "append" and len(append.args) == 1 and append.args[0].keyword is None
+            and not append.args[0].star and isinstance(append.args[0].value, cst.Call)):
+        return call
+    lists = {id(a.targets[0].target) for a in all_nodes(method, cst.Assign)
+             if len(a.targets) == 1 and isinstance(a.value, cst.List)}
+    grown = {id(c.func.value) for c in all_nodes(method, cst.Call)
+             if isinstance(c.func, cst.Attribute) and c.func.attr.value in ("append", "extend")}
+    spread = call.args[0].value if call.args and call.args[0].star == "*" else None
+    if not any(id(n) in lists for n in all_nodes(method, cst.Name) if n.value == name) \
+            or any(id(n) not in lists | grown and n is not spread for n in all_nodes(method, cst.Name)
+                   if n.value == name):
+        return call  # the name used otherwise than bound to a list display, grown, spread: it may hold another object
+    return call.with_changes(args=[call.args[0], cst.Arg(append.args[0].value), *call.args[1:]])
 
 
 def _branch_calls(value) -> "list[cst.Call] | None":
@@ -1623,10 +1652,13 @@ class FloatFacts(_FunctionFacts):
     def _sequential_kind(self, call: cst.Call) -> "str | None":
         """``nn.Sequential(Rearrange(...), nn.LayerNorm(d), nn.Linear(d, e))``: "float" when a member gives floats
         whatever its input and every member after it keeps floats; "keep" when every member keeps floats."""
-        if not call.args or any(a.keyword is not None or a.star for a in call.args):
+        if not call.args or any(a.keyword is not None or a.star == "**" for a in call.args):
             return None
         kind = "keep"
         for arg in call.args:
+            if arg.star:  # the members of a list (_appended_tail): unknown, unless a later member gives floats
+                kind = None
+                continue
             if not isinstance(arg.value, cst.Call):
                 return None
             member = self.layer_kind(arg.value)

@@ -1587,6 +1587,10 @@ class TableCallTransform(Rule):
             return updated_node
         if qual in _LEGACY_CONSTRUCTORS:
             updated_node = _sizes_starred(original_node, updated_node, self.scope)
+            sized = self._sized_constructor(qual, original_node, updated_node)
+            if sized is not None:  # torch.Tensor(heads, d): zeros of those sizes
+                self.ctx.converted_sites += 1
+                return sized
         if entry.kind == "attribute":
             self.ctx.converted_sites += 1
             return updated_node.with_changes(func=self._func_expr(original_node.func, entry.called or target))
@@ -1845,17 +1849,40 @@ class TableCallTransform(Rule):
         CaiT's LayerScale; ``torch.empty(n, n).fill_(-np.inf).triu_(1)``, Whisper's mask) and whose result is read
         (not a statement): torch's fill keeps the receiver's shape and dtype (``2.7`` into an int64 tensor is 2; a
         0-d tensor value is its number), which is ``ops.full_like(receiver, v)``, the runtime fill_'s own value
-        with no receiver to write it into. None otherwise (the runtime fill_ writes the value into its receiver)."""
+        with no receiver to write it into; ``zero_()`` likewise ``ops.zeros_like(receiver)`` (a legacy constructor
+        given sizes is such a receiver too: ResNeXt's shortcut ``torch.Tensor(n, c, d, h, w).zero_()``). None
+        otherwise (the runtime fill_ writes the value into its receiver)."""
         func = original.func
         if func.attr.value not in FRESH_FILLS or id(original) in self._statement_calls \
-                or not _fresh_receiver(func.value, self.scope.resolve_torch):
+                or not (_fresh_receiver(func.value, self.scope.resolve_torch) or _visible_sizes(func.value) and
+                        self.scope.resolve_torch(func.value.func) in SIZED_CONSTRUCTORS):
             return None
         args = updated.args
+        if func.attr.value in FRESH_ZEROS:  # x.new_empty(n).zero_(): ops.zeros_like of it
+            if args:
+                return None
+            if self.scope.resolve_torch(func.value.func) in SIZED_CONSTRUCTORS.keys() | {"torch.zeros"}:
+                return updated.func.value  # torch.Tensor(n, c - k, h, w).zero_(): zeros already
+            return cst.Call(func=self.ctx.target_expr(FRESH_FILLS[func.attr.value]),
+                            args=[cst.Arg(value=updated.func.value)])
         if len(args) != 1 or args[0].star or (args[0].keyword is not None and args[0].keyword.value != "value"):
             return None
         return cst.Call(func=self.ctx.target_expr(FRESH_FILLS[func.attr.value]),
                         args=fix_commas([cst.Arg(value=updated.func.value),
                                          cst.Arg(value=args[0].value)]))
+
+    def _sized_constructor(self, qual: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        """``torch.Tensor(heads, d_head)`` (the attentions' ``nn.Parameter(torch.Tensor(h, d))`` before an init),
+        ``torch.FloatTensor(3)``: a legacy constructor given sizes, visibly (two or more positional arguments, which
+        torch reads only as sizes, or one integer literal), and nothing else: the runtime constructor's own value,
+        zeros of those sizes in the class's dtype (torch leaves them uninitialised), ``ops.zeros((h, d),
+        ms.float32)`` (SIZED_CONSTRUCTORS). None otherwise (one argument that may be data, a star, a keyword)."""
+        dtype = SIZED_CONSTRUCTORS.get(qual)
+        if dtype is None or not _visible_sizes(original) or len(updated.args) != len(original.args):
+            return None
+        sizes = cst.Tuple([cst.Element(a.value) for a in updated.args])
+        return cst.Call(func=self.ctx.target_expr("mindspore.ops.zeros"),
+                        args=[cst.Arg(sizes), cst.Arg(self.ctx.target_expr(dtype))])
 
     def _fresh_out_of_place(self, call: cst.Call):
         """The out-of-place entry (``torch.Tensor.triu`` for ``triu_``, same signature) of an in-place method that
@@ -2656,6 +2683,14 @@ _LEGACY_CONSTRUCTORS = frozenset({"torch.Tensor"} | {f"torch.{k}Tensor" for k in
                                       "Bool")})
 
 
+def _visible_sizes(call) -> bool:
+    """A call given sizes visibly and nothing else: two or more positional arguments (which a legacy constructor,
+    ``torch.Tensor(h, d)``, reads only as sizes) or one integer literal; no star, no keyword."""
+    args = call.args if isinstance(call, cst.Call) else ()
+    return bool(args) and not any(a.star or a.keyword is not None for a in args) \
+        and (len(args) > 1 or isinstance(args[0].value, cst.Integer))
+
+
 def _sizes_starred(original: cst.Call, updated: cst.Call, scope) -> cst.Call:
     """``torch.FloatTensor(x.size())``, ``torch.Tensor(x.shape[1:])``, ``torch.cuda.FloatTensor(torch.Size([2, 3]))``:
     the one argument is a torch.Size, which a legacy constructor reads as sizes (a tensor of that shape), where any
@@ -2775,7 +2810,15 @@ TORCH_DTYPE_NAMES = frozenset({"float", "float32", "float64", "double", "float16
 
 # in-place fills whose out-of-place value is a MindSpore function of (receiver, value): on a receiver nothing else
 # holds, read in an expression (TableCallTransform._fresh_fill)
-FRESH_FILLS = {"fill_": "mindspore.ops.full_like"}
+FRESH_FILLS = {"fill_": "mindspore.ops.full_like", "zero_": "mindspore.ops.zeros_like"}
+FRESH_ZEROS = frozenset({"zero_"})  # of these, the ones that take no value
+
+# torch's legacy constructors given sizes alone -> the dtype of MindSpore's zeros of those sizes
+# (TableCallTransform._sized_constructor)
+SIZED_CONSTRUCTORS = {"torch.Tensor": "mindspore.float32", "torch.FloatTensor": "mindspore.float32",
+                      "torch.DoubleTensor": "mindspore.float64", "torch.LongTensor": "mindspore.int64",
+                      "torch.IntTensor": "mindspore.int32", "torch.BoolTensor": "mindspore.bool_"}
+
 
 # torch.nn.functional.normalize's runtime function: written with MindSpore's ops where its input is a name
 # (TableCallTransform._native_normalize)
