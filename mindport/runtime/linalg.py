@@ -271,9 +271,12 @@ def eigh(input, UPLO="L"):
     return named(Eigh, values, vectors)
 
 
-def pinv(input, *, atol=None, rtol=None, hermitian=False):
+def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """torch.linalg.pinv: ``ops.pinv(hermitian=True)`` drops the batch dims in 2.10 ((2, 3, 3) in, (2, 2) out). A
-    Hermitian input is read from its lower triangle as torch's eigh reads it, then inverted without the hint."""
+    Hermitian input is read from its lower triangle as torch's eigh reads it, then inverted without the hint.
+    ``rcond`` (torch's other overload, ``pinv(A, 1e-5)``) is rtol=rcond, atol=0, as torch reads it."""
+    if rcond is not None:
+        atol, rtol = 0.0, float(rcond)
     if hermitian:
         input = _from_lower(input)
     return ops.pinv(input, atol=atol, rtol=rtol)
@@ -341,10 +344,13 @@ def svdvals(A, *, driver=None):
     return ops.real(values) if values.dtype in (ms.complex64, ms.complex128) else values
 
 
-def matrix_rank(input, *, atol=None, rtol=None, hermitian=False):
+def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None):
     """torch.linalg.matrix_rank: number of singular values > max(atol, rtol * s_max), with torch's default
     rtol = eps(dtype) * max(m, n) when neither is given; int64. No MindSpore op. ``hermitian=True`` reads the lower
-    triangle, as torch's eigvalsh does (the singular values of a Hermitian matrix are its |eigenvalues|)."""
+    triangle, as torch's eigvalsh does (the singular values of a Hermitian matrix are its |eigenvalues|). ``tol``
+    (torch's other overload, ``matrix_rank(A, 1e-3)``) is atol=tol, rtol=0, as torch reads it."""
+    if tol is not None:
+        atol, rtol = float(tol), 0.0
     if hermitian:
         input = _from_lower(input)
     s = ops.svd(input, compute_uv=False)
