@@ -1731,6 +1731,17 @@ def _permuted_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     batch_first=True)`` refuses 2 x 8 x 1 ("input.size(-1) must be equal to input_size. Expected 1, got 8") and takes
     2 x 1 x 8. [] when the two sizes are not both on non-batch axes of the input."""
     m = re.search(r"input\.size\(-1\) must be equal to input_size\. Expected (\d+), got (\d+)", problem)
+    conv = re.search(r"to have (\d+) channels, but got (\d+) channels", problem) if m is None else None
+    if conv is not None and not rest.startswith("int") and len(dims) >= 3:
+        # a (B, L, C) series the forward moves channels-first before its first convolution (time-series
+        # embeddings: ``self.conv(x.permute(0, 2, 1))``): given C on axis 1 (2 x 16 x 32 for c_in=16), the
+        # convolution got the last axis ("expected input[2, 32, 18] to have 16 channels, but got 32"): the two swapped
+        wanted, got = int(conv.group(1)), int(conv.group(2))
+        if dims[1] == wanted and dims[-1] == got and wanted != got:
+            out = list(dims)
+            out[1], out[-1] = got, wanted
+            return _changed_form(out, dims, rest)
+        return []
     if m is None or rest.startswith("int"):
         return []
     wanted, got = int(m.group(1)), int(m.group(2))

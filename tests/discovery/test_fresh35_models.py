@@ -111,6 +111,17 @@ class Downsampler(nn.Module):
         return torch.nn.functional.pad(self.convs(x), (2, 2), mode="reflect")
 
 
+class SeriesEmbedding(nn.Module):
+    """A (B, L, C) series moved channels-first before its convolution, as time-series embeddings do."""
+
+    def __init__(self, c_in: int, d_model: int):
+        super().__init__()
+        self.conv = nn.Conv1d(c_in, d_model, 3, padding=1, padding_mode="circular")
+
+    def forward(self, x):
+        return self.conv(x.permute(0, 2, 1)).transpose(1, 2)
+
+
 class HeadsOf64(nn.Module):
     def __init__(self, d_model: int):
         super().__init__()
@@ -180,6 +191,14 @@ def test_an_input_long_enough_for_the_pad_after_the_strides(proven):
     a 64-fold downsampling: the input long enough for the window at that ratio."""
     result = proven["models.py:Downsampler"]
     assert result["status"] == "proven", result
+
+
+def test_a_series_moved_channels_first(proven):
+    """2 x 16 x 32 for c_in=16 met "expected input[2, 32, 34] to have 16 channels, but got 32": the series is
+    (B, L, C), so 2 x 32 x 16."""
+    result = proven["models.py:SeriesEmbedding"]
+    assert result["status"] == "proven", result
+    assert result["inputs"][0].split(":")[0].split("x")[-1] == result["ctor"].split("c_in=")[1].split(",")[0], result
 
 
 def test_a_head_count_of_d_model_over_64(proven):
