@@ -2457,6 +2457,9 @@ def main(request_path: str, result_path: str) -> None:
     legacy_names.install()  # collections.Sequence, np.float, scipy.signal.hann ... (removed from Python/NumPy/SciPy)
 
     cuda_cpu.install()  # CUDA-only code (.cuda(), device='cuda') is built and run on the CPU, as the proof's torch side
+    from mindport.discovery import scripts
+
+    scripts.install()  # a script that trains at module level is imported as its definitions, as the proof's sides do
     torch.set_num_threads(int(request.get("threads", 1)))
     root = request["root"]
     sys.path.insert(0, root)

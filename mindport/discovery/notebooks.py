@@ -37,9 +37,10 @@ from pathlib import Path
 SUFFIX = ".ipynb"
 MODULES_ENV = "MINDPORT_NOTEBOOK_MODULES"  # where definitions-only modules are written
 _MAX_BYTES = 20_000_000  # a notebook's JSON, outputs (images) included
-# the calls a kept assignment may make: no side effects, no data (``device = torch.device(...)``)
-_SAFE_CALLS = {"device", "is_available", "device_count", "dtype", "getattr", "int", "float", "str", "bool",
-               "tuple", "list", "dict", "set", "frozenset", "len", "range", "min", "max", "abs", "round"}
+# the calls a kept assignment may make: no side effects, no data (``device = torch.device(...)``; its conversion's
+# ``mp_framework.cuda_available()``, so that a converted script keeps what its torch file keeps: scripts.py)
+_SAFE_CALLS = {"device", "is_available", "cuda_available", "device_count", "dtype", "getattr", "int", "float", "str",
+               "bool", "tuple", "list", "dict", "set", "frozenset", "len", "range", "min", "max", "abs", "round"}
 
 
 def is_notebook(rel: str) -> bool:

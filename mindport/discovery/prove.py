@@ -222,6 +222,13 @@ class _Worker:
                 base.get("PYTHONPATH"), str(out_root), *(str(Path(out_root) / rel) for rel in extra)]))}
         self.torch_env = self.torch_env | notebook_env(workdir)
         self.env = (self.env or {}) | notebook_env(workdir)
+        # both sides import a script that trains at module level as its definitions (scripts.py), as the builder does
+        from mindport.discovery.scripts import ENV as SCRIPTS_ENV
+
+        site = str(Path(__file__).resolve().parent / "stubsite")
+        self.env = self.env | {SCRIPTS_ENV: "1", "PYTHONPATH": os.pathsep.join(
+            [site, *[p for p in self.env.get("PYTHONPATH", "").split(os.pathsep) if p and p != site]])}
+        self.torch_env = self.torch_env | {SCRIPTS_ENV: "1"}
         self.ref = self.ms = None
         self.timed_out = False
 

@@ -214,3 +214,45 @@ def test_readme_usage_gives_constructor_and_inputs(tmp_path):
     heads = found["models.py:HeadsOf64"]
     assert "128" in heads.ctors and ["2x5x128:float32"] in heads.inputs, (heads.ctors, heads.inputs)
     assert "3, 10, [8, 16], Basic" in found["models.py:ResNet"].ctors
+
+
+SCRIPT = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+width = 8
+
+
+class TinyLM(nn.Module):
+    def __init__(self, vocab=50, dim=width):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.out = nn.Linear(dim, vocab)
+
+    def forward(self, ids):
+        return self.out(torch.tanh(self.emb(ids)))
+
+
+model = TinyLM().to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    ids = torch.from_numpy(np.load("train_ids.npy"))  # the script's data: absent here
+    loss = model(ids).logsumexp(-1).mean()
+    loss.backward()
+    opt.step()
+'''
+
+
+def test_a_script_that_trains_on_import_is_built_from_its_definitions(tmp_path):
+    """A file that trains its model at module level (no __main__ guard) is imported as its definitions only, by the
+    builder and by both proof sides: before, its import ran the training (here it failed at once: no data)."""
+    from mindport.discovery.scripts import definitions_code
+
+    code = definitions_code(SCRIPT.encode())
+    assert code is not None and len(code.split("\n")) == len(SCRIPT.split("\n"))  # line for line
+    assert "class TinyLM" in code and "width = 8" in code and "loss.backward()" not in code and "model = " not in code
+    assert definitions_code(SCRIPT.replace("loss.backward()", "pass").encode()) is None  # no training: as it is
+    result = prove_files(tmp_path, {"train_lm.py": SCRIPT}, "*")["train_lm.py:TinyLM"]
+    assert result["status"] == "proven", result

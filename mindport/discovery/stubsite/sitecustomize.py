@@ -1,7 +1,13 @@
 """Put on PYTHONPATH of a side process to stub the modules this machine lacks (with MINDPORT_STUB_MISSING set:
 ``mindport.discovery.stubs``) and to run CUDA-only torch code on the CPU (with MINDPORT_CUDA_AS_CPU set:
-``mindport.discovery.cuda_cpu``)."""
+``mindport.discovery.cuda_cpu``) and to import the project's scripts that train on import as their definitions only
+(with MINDPORT_SCRIPT_DEFINITIONS set: ``mindport.discovery.scripts``)."""
 import os
+
+if os.environ.get("MINDPORT_SCRIPT_DEFINITIONS"):
+    from mindport.discovery import scripts
+
+    scripts.install()
 
 if os.environ.get("MINDPORT_STUB_MISSING"):
     from mindport.discovery import stubs
