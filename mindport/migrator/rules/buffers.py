@@ -15,8 +15,9 @@ class BufferTransform(Rule):
     MindSpore buffers do not reach checkpoints; a persistent torch buffer is in the state_dict, so it becomes a
     non-trainable Parameter that save_checkpoint/load_checkpoint carry. Non-persistent buffers stay buffers.
     A persistent ``register_buffer("name", None)`` (an optional buffer left empty; torch's state_dict skips it) is
-    ``self.name = None`` (``ms.Parameter(None)`` raises); a non-persistent one stays, to be filled by a later
-    ``register_buffer`` (a cache). A value that may be None on some runs only (read from a name,
+    ``self.name = None`` (``ms.Parameter(None)`` raises), and a later ``self.name = v`` in ``__init__`` fills it
+    (torch stores ``v`` as the buffer): ``mp_containers.buffer(v, "name")``; a non-persistent one stays, to be filled
+    by a later ``register_buffer`` (a cache). A value that may be None on some runs only (read from a name,
     ``self.register_buffer("attn_mask", attn_mask)``; a conditional, ``mask if mask.any() else None``; a call of the
     model's own function) is decided when it runs: ``mp_containers.buffer(attn_mask, "attn_mask")``, None stays None
     (torch's attribute reads None and its state_dict leaves the buffer out), a tensor is the frozen Parameter.
@@ -129,9 +130,20 @@ class BufferTransform(Rule):
     def visit_ClassDef(self, node):
         self._kept_buffers = getattr(self, "_kept_buffers", [])
         self._kept_buffers.append(kept_buffer_names(node))
+        self._empty_buffers = getattr(self, "_empty_buffers", [])
+        self._empty_buffers.append(empty_buffer_names(node))
 
     def leave_ClassDef(self, original_node, updated_node):
         self._kept_buffers.pop()
+        self._empty_buffers.pop()
+        return updated_node
+
+    def visit_FunctionDef(self, node):
+        self._functions = getattr(self, "_functions", [])
+        self._functions.append(node.name.value)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._functions.pop()
         return updated_node
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
@@ -139,9 +151,33 @@ class BufferTransform(Rule):
             call = method_call(updated_node.body[0].value, "register_buffer")
             if call is not None:
                 return self._rewrite(updated_node, call)
+        if len(updated_node.body) == 1 and getattr(self, "_empty_buffers", None) and self._empty_buffers[-1] \
+                and getattr(self, "_functions", None) and self._functions[-1] == "__init__":
+            filled = self._filled_buffer(updated_node)
+            if filled is not None:
+                return filled
         if len(updated_node.body) == 1 and getattr(self, "_kept_buffers", None) and self._kept_buffers[-1]:
             return self._buffer_assignment(updated_node)
         return updated_node
+
+    def _filled_buffer(self, line):
+        """``self.<name> = v`` in ``__init__`` after a persistent ``register_buffer("<name>", None)``: torch stores
+        ``v`` as that buffer (in the state_dict), so it is ``mp_containers.buffer(v, "<name>")`` (JunyuanHe's RoPE
+        attention: ``register_buffer("rope_sin", None)`` then ``self.rope_sin = sin``; a plain attribute before, and
+        the weights did not move: "torch tensors unmatched: rope_sin, rope_cos")."""
+        stmt = line.body[0]
+        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1):
+            return None
+        target = stmt.targets[0].target
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+                and target.value.value == "self" and target.attr.value in self._empty_buffers[-1]) \
+                or (isinstance(stmt.value, cst.Name) and stmt.value.value == "None"):
+            return None
+        self.ctx.converted_sites += 1
+        value = cst.Call(func=self.ctx.target_expr("mindport.runtime.containers.buffer"), args=[
+            cst.Arg(stmt.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+            cst.Arg(cst.SimpleString(f'"{target.attr.value}"'))])
+        return line.with_changes(body=[stmt.with_changes(value=value)])
 
     def _buffer_assignment(self, line):
         """``self.<buffer> = v`` / ``self.<buffer> op= v`` for a buffer kept as a MindSpore buffer ->
@@ -248,6 +284,22 @@ def kept_buffer_names(cls: cst.ClassDef) -> frozenset[str]:
         name, persistent = args.get(0, args.get("name")), args.get(2, args.get("persistent"))
         if isinstance(name, cst.SimpleString) and persistent is not None and not (
                 isinstance(persistent, cst.Name) and persistent.value == "True"):
+            names.add(name.evaluated_value)
+    return frozenset(names)
+
+
+def empty_buffer_names(cls: cst.ClassDef) -> frozenset[str]:
+    """The persistent buffers a class registers empty: ``self.register_buffer("n", None)`` (persistence not False)."""
+    names = set()
+    for node in _walk(cls):
+        call = method_call(node, "register_buffer") if isinstance(node, cst.Call) else None
+        if call is None or not (isinstance(receiver(call), cst.Name) and receiver(call).value == "self"):
+            continue
+        args = {a.keyword.value if a.keyword else i: a.value for i, a in enumerate(call.args)}
+        name, tensor = args.get(0, args.get("name")), args.get(1, args.get("tensor"))
+        persistent = args.get(2, args.get("persistent"))
+        if isinstance(name, cst.SimpleString) and isinstance(tensor, cst.Name) and tensor.value == "None" and (
+                persistent is None or (isinstance(persistent, cst.Name) and persistent.value == "True")):
             names.add(name.evaluated_value)
     return frozenset(names)
 
