@@ -110,6 +110,31 @@ def _dropout_mask(shape, p, kind="element"):
     return keep.astype(np.float32) * np.float32(1.0 / (1.0 - p))
 
 
+def _shared_sdpa(torch, sdpa):
+    """torch's scaled_dot_product_attention with its attention-weight dropout from the shared stream (see
+    _dropout_mask): with ``dropout_p`` > 0 it drew torch's own generator inside the kernel, bypassing F.dropout.
+    nn.MultiheadAttention (need_weights=False, as nn.TransformerEncoderLayer/DecoderLayer and so nn.Transformer call
+    it) and a model's own F.scaled_dot_product_attention(..., dropout_p=p) call it; mindport's side (its
+    scaled_dot_product_attention, MindSpore's nn.MultiheadAttention) drops the same (B, heads, L, S) weights, in the
+    same order, from the same stream. Without dropout it is torch's own kernel."""
+    import math
+
+    def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kw):
+        if dropout_p == 0.0:
+            return sdpa(query, key, value, attn_mask=attn_mask, dropout_p=0.0, is_causal=is_causal, scale=scale, **kw)
+        length, source = query.size(-2), key.size(-2)
+        scores = query @ key.transpose(-2, -1) * (1.0 / math.sqrt(query.size(-1)) if scale is None else scale)
+        if is_causal:
+            scores = scores.masked_fill(~torch.ones(length, source, dtype=torch.bool).tril(), float("-inf"))
+        if attn_mask is not None:
+            scores = scores.masked_fill(~attn_mask, float("-inf")) if attn_mask.dtype == torch.bool \
+                else scores + attn_mask
+        weights = torch.softmax(scores, dim=-1)
+        weights = weights * torch.from_numpy(_dropout_mask(weights.shape, dropout_p)).to(weights.dtype)
+        return weights @ value
+    return attention
+
+
 def _shape_of(t):
     return tuple(int(s) for s in t.shape)
 
@@ -247,6 +272,7 @@ def _install_torch(mode, state):
         return dropout
     for name, kind in (("dropout", "element"), ("dropout1d", "1d"), ("dropout2d", "2d"), ("dropout3d", "3d")):
         setattr(_tF, name, shared_dropout(kind))
+    _tF.scaled_dot_product_attention = _shared_sdpa(torch, _tF.scaled_dot_product_attention)
     torch.normal = lambda mean, std=1.0, size=None, *a, dtype=None, **k: as_t(_normal(
         _value(mean), _value(std), None if size is None else _size((size,), {})), dtype, **k)
     # torch.distributions' reparameterised draws (Normal.rsample: loc + eps * scale, eps from `_standard_normal`,
@@ -373,6 +399,10 @@ def _install_mindspore(mode, state):
         def dropout(input, p=0.5, training=True, *a, **k):
             return masked(input, p, kind) if training else input
         return dropout
+    # the attention weights' dropout of MindSpore's own nn.MultiheadAttention (mindport's nn.Transformer* layers hold
+    # it): its _scaled_dot_product_attention drops through _inner_dropout, a Dropout primitive of its own seed
+    from mindspore.ops.function import nn_func as _ms_nn_func
+    _ms_nn_func._inner_dropout = lambda x, p, training: masked(x, p, "element") if 0.0 < p <= 1.0 and training else x
     for owner, name, kind in ((ops, "dropout", "element"), (ops, "dropout1d", "1d"), (ops, "dropout2d", "2d"),
                               (ops, "dropout3d", "3d"), (mint.nn.functional, "dropout", "element"),
                               (mint.nn.functional, "dropout2d", "2d")):

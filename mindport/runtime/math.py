@@ -283,6 +283,13 @@ def _own_method(input, name) -> bool:
     return not isinstance(input, (ms.Tensor, int, float, bool)) and hasattr(input, name)
 
 
+def _own_reduction(input, name, dim, keepdim, dtype=None):
+    """``input.<name>(dim)`` answered by a NumPy receiver's own method, numpy's keywords for torch's."""
+    if keepdim or dtype is not None:
+        return getattr(input, name)(axis=dim, keepdims=keepdim, **({} if dtype is None else {"dtype": dtype}))
+    return getattr(input, name)(dim)
+
+
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """torch.mean / Tensor.mean: ops.mean (in ``dtype`` when given), NaN over an empty extent (MindSpore gives
     inf/-inf). A NumPy receiver: its own ``mean`` (``_own_method``)."""
@@ -297,7 +304,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """torch.prod / Tensor.prod: ops.prod, 1 over an empty extent (MindSpore gives 1, nan, inf ... over dim 0 of a
-    (0, 3) tensor)."""
+    (0, 3) tensor). A NumPy receiver: its own ``prod`` (``_own_method``)."""
+    if _own_method(input, "prod"):
+        return _own_reduction(input, "prod", dim, keepdim, dtype)
     return _or_empty(ops.prod(input, dim, keepdim, dtype), input, dim, keepdim, 1)
 
 
@@ -1845,13 +1854,19 @@ def _truth(input):
 def any(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """torch.any / Tensor.any: True where some element is non-zero. ops.any on a float tensor gives wrong answers
     (``ops.any(Tensor([[0., 1.5], [0., 0.]]))`` is False, measured on 2.10): the input is tested against 0 first.
-    False over an empty extent (ops.any returns True there)."""
+    False over an empty extent (ops.any returns True there). A NumPy receiver: its own ``any`` (``_own_method``)."""
+    if _own_method(input, "any"):
+        return _own_reduction(input, "any", dim, keepdim)
     return _or_empty(ops.any(_truth(input), () if dim is None else dim, keepdim), input, dim, keepdim, False)
 
 
 def all(input, dim=None, keepdim=False):  # noqa: A001 - torch's name
     """torch.all / Tensor.all: True where every element is non-zero (tested against 0 first, as ``any``); True over
-    an empty extent."""
+    an empty extent. A NumPy receiver: its own ``all`` (``_own_method``): mingen-pan's gridworld helper tests
+    ``(state[i, j] == obj).all()`` on NumPy arrays, and the project's facts (a tensor's ``np.argmax`` reaches its
+    moves) made the receiver a possible tensor; ReduceAll refused the array."""
+    if _own_method(input, "all"):
+        return _own_reduction(input, "all", dim, keepdim)
     return _or_empty(ops.all(_truth(input), () if dim is None else dim, keepdim), input, dim, keepdim, True)
 
 
