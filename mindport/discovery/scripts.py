@@ -45,15 +45,18 @@ def _name(func) -> str:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
-def definitions_code(data: bytes) -> str | None:
+_FAILED: set[str] = set()  # files whose module-level code raised on import: read as their definitions from then on
+
+
+def definitions_code(data: bytes, always: bool = False) -> str | None:
     """The file's source with every top-level statement but its definitions blanked (line for line), when it trains on
-    import; None otherwise (the file is imported as it is)."""
+    import (or ``always``); None otherwise (the file is imported as it is)."""
     try:
         text = data.decode("utf-8")
         tree = ast.parse(text)
     except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError, MemoryError):
         return None
-    if not trains_on_import(tree):
+    if not always and not trains_on_import(tree):
         return None
     lines = text.split("\n")
     known: set[str] = set()
@@ -92,7 +95,7 @@ def install() -> None:
                 and "dist-packages" not in real:
             try:
                 with open(path, "rb") as f:
-                    code = definitions_code(f.read())
+                    code = definitions_code(f.read(), always=real in _FAILED)
             except OSError:
                 code = None
             if code is not None:
@@ -101,3 +104,27 @@ def install() -> None:
 
     get_code._mindport_scripts = True
     SourceFileLoader.get_code = get_code
+
+
+def failed_at_import(exc: BaseException) -> bool:
+    """After an import that raised: when the error came from a project file's module-level code (its innermost such
+    frame: JunyuanHe's ``text = "\\n".join(ds["text"])`` after ``ds = load_dataset(...)``, a download this machine
+    cannot make, before its classes were used), that file is read as its definitions from now on and True is returned
+    (import again); False when scripts are not read so here (``install``), the file was already, or the error is no
+    module-level one."""
+    from importlib.machinery import SourceFileLoader
+
+    if not getattr(SourceFileLoader.get_code, "_mindport_scripts", False):
+        return False
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name == "<module>" and code.co_filename.endswith(".py") and os.path.isfile(code.co_filename):
+            found = os.path.realpath(code.co_filename)
+        tb = tb.tb_next
+    if found is None or found in _FAILED or "site-packages" in found or found.startswith(
+            os.path.realpath(sys.base_prefix) + os.sep) or found.startswith(
+            os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep):
+        return False
+    _FAILED.add(found)
+    return True

@@ -256,3 +256,34 @@ def test_a_script_that_trains_on_import_is_built_from_its_definitions(tmp_path):
     assert definitions_code(SCRIPT.replace("loss.backward()", "pass").encode()) is None  # no training: as it is
     result = prove_files(tmp_path, {"train_lm.py": SCRIPT}, "*")["train_lm.py:TinyLM"]
     assert result["status"] == "proven", result
+
+
+DATA_AT_IMPORT = '''
+import torch
+import torch.nn as nn
+
+text = open("tiny_corpus.txt").read()  # the script's data, read at import: absent here
+chars = sorted(set(text))
+
+
+class CharModel(nn.Module):
+    def __init__(self, vocab=30, dim=8):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.rnn = nn.GRU(dim, dim, batch_first=True)
+        self.out = nn.Linear(dim, vocab)
+
+    def forward(self, ids):
+        return self.out(self.rnn(self.emb(ids))[0])
+
+
+if __name__ == "__main__":
+    print(CharModel(len(chars)))
+'''
+
+
+def test_a_file_whose_module_level_code_fails_is_built_from_its_definitions(tmp_path):
+    """Module-level code that raises on import (a dataset this machine does not have) stopped every class of the file
+    ("importing ... failed: FileNotFoundError"): the file is imported again as its definitions."""
+    result = prove_files(tmp_path, {"char_model.py": DATA_AT_IMPORT}, "*")["char_model.py:CharModel"]
+    assert result["status"] == "proven", result

@@ -490,7 +490,17 @@ def _import_module(ref: ModelRef):
     try:
         return importlib.import_module(ref.module)
     except Exception as exc:
+        if _definitions_retry(exc):  # a project file's module-level code raised: its definitions, once more
+            return _import_module(ref)
         raise InputError(f"importing {ref.where} failed: {type(exc).__name__}: {exc}\n{_short_tb()}") from exc
+
+
+def _definitions_retry(exc: BaseException) -> bool:
+    """In a process that reads scripts as their definitions (discovery.scripts: the builder, the proof's sides), a
+    project file whose module-level code raised is read as its definitions and the import made again."""
+    from mindport.discovery.scripts import failed_at_import
+
+    return failed_at_import(exc)
 
 
 def import_file(path: Path, keep: bool = False):
@@ -530,6 +540,15 @@ def import_file(path: Path, keep: bool = False):
         sys.modules[name] = module
         spec.loader.exec_module(module)
     except Exception as exc:
+        if _definitions_retry(exc):  # a project file's module-level code raised: its definitions, once more
+            sys.modules.pop(name, None)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+                return module
+            except Exception as again:
+                exc = again
         raise InputError(f"importing {path} failed: {type(exc).__name__}: {exc}\n{_short_tb()}") from exc
     finally:
         if not keep:
