@@ -97,8 +97,8 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
     if re.search(r"growth", low) and ann in ("", "int"):  # a DenseNet's growth_rate: channels each layer adds
         return str(default_int)
     if re.search(r"(^|_)eps(ilon)?$|smooth", low) and ann in ("", "float"):
-        # 0.1: a label smoothing's epsilon is checked to lie in [0, 1) (Keith-Dao/PyTorch-Models' LabelSmoothing: "epsilon
-        # must be in [0, 1), got 1.0"), a norm's eps still shows in its output
+        # 0.1: a label smoothing's epsilon is checked to lie in [0, 1) (Keith-Dao/PyTorch-Models' LabelSmoothing:
+        # "epsilon must be in [0, 1), got 1.0"), a norm's eps still shows in its output
         return "0.1"
     if ann == "float" or re.search(r"drop|alpha|beta|gamma|temperature|scale$|rate$|prob|(^|_)lr$|"
                                    r"(^|_)p$", low):
