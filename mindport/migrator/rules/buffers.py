@@ -275,33 +275,28 @@ class BufferTransform(Rule):
 def kept_buffer_names(cls: cst.ClassDef) -> frozenset[str]:
     """The buffers a class registers on ``self`` that stay MindSpore buffers: ``self.register_buffer("n", v,
     persistent=<anything but True>)`` (a persistent one becomes a Parameter, or ``None`` a plain attribute)."""
-    names = set()
-    for node in _walk(cls):
-        call = method_call(node, "register_buffer") if isinstance(node, cst.Call) else None
-        if call is None or not (isinstance(receiver(call), cst.Name) and receiver(call).value == "self"):
-            continue
-        args = {a.keyword.value if a.keyword else i: a.value for i, a in enumerate(call.args)}
-        name, persistent = args.get(0, args.get("name")), args.get(2, args.get("persistent"))
-        if isinstance(name, cst.SimpleString) and persistent is not None and not (
-                isinstance(persistent, cst.Name) and persistent.value == "True"):
-            names.add(name.evaluated_value)
-    return frozenset(names)
+    return frozenset(name for name, _, persistent in _self_buffers(cls) if persistent is not None and not (
+        isinstance(persistent, cst.Name) and persistent.value == "True"))
 
 
 def empty_buffer_names(cls: cst.ClassDef) -> frozenset[str]:
     """The persistent buffers a class registers empty: ``self.register_buffer("n", None)`` (persistence not False)."""
-    names = set()
+    return frozenset(name for name, tensor, persistent in _self_buffers(cls)
+                     if isinstance(tensor, cst.Name) and tensor.value == "None" and (
+                         persistent is None or (isinstance(persistent, cst.Name) and persistent.value == "True")))
+
+
+def _self_buffers(cls: cst.ClassDef):
+    """(name, tensor, persistent) of each ``self.register_buffer("name", tensor, persistent)`` in the class (the
+    arguments by position or keyword; None where not given)."""
     for node in _walk(cls):
         call = method_call(node, "register_buffer") if isinstance(node, cst.Call) else None
         if call is None or not (isinstance(receiver(call), cst.Name) and receiver(call).value == "self"):
             continue
         args = {a.keyword.value if a.keyword else i: a.value for i, a in enumerate(call.args)}
-        name, tensor = args.get(0, args.get("name")), args.get(1, args.get("tensor"))
-        persistent = args.get(2, args.get("persistent"))
-        if isinstance(name, cst.SimpleString) and isinstance(tensor, cst.Name) and tensor.value == "None" and (
-                persistent is None or (isinstance(persistent, cst.Name) and persistent.value == "True")):
-            names.add(name.evaluated_value)
-    return frozenset(names)
+        name = args.get(0, args.get("name"))
+        if isinstance(name, cst.SimpleString):
+            yield name.evaluated_value, args.get(1, args.get("tensor")), args.get(2, args.get("persistent"))
 
 
 def _walk(node: cst.CSTNode):
