@@ -78,6 +78,15 @@ def definitions_code(data: bytes, always: bool = False) -> str | None:
     return "\n".join(lines)
 
 
+_NOT_PROJECT = tuple(os.path.realpath(p) + os.sep for p in {sys.base_prefix, sys.prefix, os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))})  # the standard library, the installed packages, mindport
+
+
+def _project_file(real: str) -> bool:
+    """A file of the user's code (a real path): not the standard library's, an installed package's or mindport's."""
+    return not real.startswith(_NOT_PROJECT) and "site-packages" not in real and "dist-packages" not in real
+
+
 def install() -> None:
     """Read each project file that trains on import as its definitions only (``importlib``'s source loader)."""
     from importlib.machinery import SourceFileLoader
@@ -85,14 +94,11 @@ def install() -> None:
     if getattr(SourceFileLoader.get_code, "_mindport_scripts", False):
         return
     original = SourceFileLoader.get_code
-    skipped = tuple(os.path.realpath(p) + os.sep for p in {sys.base_prefix, sys.prefix, os.path.dirname(
-        os.path.dirname(os.path.abspath(__file__)))})
 
     def get_code(self, fullname):
         path = self.get_filename(fullname)
         real = os.path.realpath(path)
-        if path.endswith(".py") and not real.startswith(skipped) and "site-packages" not in real \
-                and "dist-packages" not in real:
+        if path.endswith(".py") and _project_file(real):
             try:
                 with open(path, "rb") as f:
                     code = definitions_code(f.read(), always=real in _FAILED)
@@ -122,9 +128,7 @@ def failed_at_import(exc: BaseException) -> bool:
         if code.co_name == "<module>" and code.co_filename.endswith(".py") and os.path.isfile(code.co_filename):
             found = os.path.realpath(code.co_filename)
         tb = tb.tb_next
-    if found is None or found in _FAILED or "site-packages" in found or found.startswith(
-            os.path.realpath(sys.base_prefix) + os.sep) or found.startswith(
-            os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep):
+    if found is None or found in _FAILED or not _project_file(found):
         return False
     _FAILED.add(found)
     return True
