@@ -615,6 +615,26 @@ def _verdict(entry: dict, draws: list) -> dict:
 
 # ------------------------------------------------------------------------------------------------------ the job
 
+def _containers(found: list, todo: list, src_root: Path) -> list:
+    """The discovered candidates not asked for whose constructions may give the asked-for ones their arguments
+    (``run_builder``'s ``context``): those of the asked-for classes' files first, then those of the files that name
+    one of them (a model file importing its layers: Autoformer's ``Model`` in models/ builds
+    ``Encoder([EncoderLayer(...) for l in range(e_layers)])`` of layers/, which no small value builds)."""
+    asked = {t.key for t in todo}
+    files = {t.rel for t in todo}
+    rest = [c for c in found if c.key not in asked]
+    names = sorted({t.name for t in todo if t.kind == "class"})
+    naming: dict[str, bool] = {}
+    if names:
+        named = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b")
+        for rel in {c.rel for c in rest} - files:
+            try:
+                naming[rel] = bool(named.search((src_root / rel).read_text(encoding="utf-8", errors="replace")))
+            except OSError:
+                naming[rel] = False
+    return [c for c in rest if c.rel in files] + [c for c in rest if naming.get(c.rel)]
+
+
 def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: int | None = None,
                  workers: int = 1, user_ctors: dict | None = None, user_inputs: dict | None = None,
                  settings: ProveSettings | None = None, progress=None, cache: bool = True,
@@ -677,9 +697,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     for t in starting:
         t.start()
     t_build = time.perf_counter()
-    # the other candidates of the same files: the containers whose calls give a block its arguments
-    chosen_files = {c.rel for c in todo}
-    context = [c for c in found if c.rel in chosen_files and all(c.key != t.key for t in todo)]
+    context = _containers(found, todo, src_root)
     built = run_builder(src_root, todo, user_ctors or {}, work, s, context=context) if todo else {}
     for t in starting:
         t.join()

@@ -199,3 +199,71 @@ def test_a_block_asked_for_alone_still_gets_its_containers_call(tmp_path):
     assert list(models) == ["nets/zoo.py:Grouped"], models
     grouped = models["nets/zoo.py:Grouped"]
     assert grouped["status"] == "proven" and grouped["ctor_source"] == "repository call site", grouped
+
+
+LAYERS = '''
+import torch.nn as nn
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, d_model, d_ff=None):
+        super().__init__()
+        self.ff = nn.Sequential(nn.Linear(d_model, d_ff or 2 * d_model), nn.GELU(), nn.Linear(d_ff or 2 * d_model, d_model))
+        self.norm = nn.LayerNorm(d_model)
+
+    def forward(self, x):
+        return self.norm(x + self.ff(x))
+
+
+class Encoder(nn.Module):
+    """Its layers handed in as a list of built modules: no small value builds it."""
+
+    def __init__(self, attn_layers, norm_layer=None):
+        super().__init__()
+        self.attn_layers = nn.ModuleList(attn_layers)
+        self.norm = norm_layer
+
+    def forward(self, x):
+        for layer in self.attn_layers:
+            x = layer(x)
+        return x if self.norm is None else self.norm(x)
+'''
+
+MODEL = '''
+import torch.nn as nn
+
+from layers.blocks import Encoder, EncoderLayer
+
+
+class Model(nn.Module):
+    def __init__(self, d_model=16, e_layers=2):
+        super().__init__()
+        self.embed = nn.Linear(4, d_model)
+        self.encoder = Encoder([EncoderLayer(d_model) for _ in range(e_layers)], norm_layer=nn.LayerNorm(d_model))
+
+    def forward(self, x):
+        return self.encoder(self.embed(x))
+'''
+
+
+def test_a_block_whose_container_is_in_another_file_gets_its_call(tmp_path):
+    """Autoformer's layout (KaigeZheng/LTSF-model, first contact): layers/ holds ``Encoder(attn_layers)``, models/
+    builds it from a list of layers. Asked for layers/ only (``--models``, or a ``--max-models`` cap ending before
+    models/), the builder still builds the classes of the files naming the block to read their calls; before, only
+    the block's own file was read and Encoder was "not built" ("int is not a Module subclass" at attn_layers=[2, 2])."""
+    from mindport.discovery.prove import ProveSettings, prove_models
+    from mindport.migrator.repo import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    for rel, text in (("layers/blocks.py", LAYERS), ("models/net.py", MODEL)):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    (src / "layers" / "__init__.py").write_text("", encoding="utf-8")
+    convert_path(src, out, jobs=1, force=True)
+    models, _ = prove_models(src, out, pattern="layers/*", cache=False, settings=ProveSettings(stub_missing=True))
+    found = {m["class"]: m for m in models}
+    assert set(found) == {"layers/blocks.py:EncoderLayer", "layers/blocks.py:Encoder"}, found
+    encoder = found["layers/blocks.py:Encoder"]
+    assert encoder["status"] == "proven" and encoder["ctor_source"] == "repository call site", encoder
+    assert encoder["ctor"] == ("attn_layers=[EncoderLayer(d_model=16), EncoderLayer(d_model=16)], "
+                               "norm_layer=nn.LayerNorm(normalized_shape=16)"), encoder
