@@ -718,3 +718,79 @@ def test_a_feature_a_child_keeps_on_self_for_its_parent_is_said_and_kept_in_pyna
         got = [g.asnumpy() for g in ms_net(ms.Tensor(x))]
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+NOT_SET_AT_INIT = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class RevIN(nn.Module):
+        def __init__(self, num_features, eps=1e-5, subtract_last=False):
+            super().__init__()
+            self.eps = eps
+            self.subtract_last = subtract_last
+            self.weight = nn.Parameter(torch.linspace(0.5, 2.0, num_features))
+
+        def forward(self, x, mode: str):
+            if mode == 'norm':
+                self._get_statistics(x)
+                x = self._normalize(x)
+            else:
+                x = self._denormalize(x)
+            return x
+
+        def _get_statistics(self, x):
+            if self.subtract_last:
+                self.last = x[:, -1, :].unsqueeze(1)
+            else:
+                self.mean = torch.mean(x, dim=1, keepdim=True).detach()
+            self.stdev = torch.sqrt(torch.var(x, dim=1, keepdim=True, unbiased=False) + self.eps).detach()
+
+        def _normalize(self, x):
+            x = x - (self.last if self.subtract_last else self.mean)
+            return x / self.stdev * self.weight
+
+        def _denormalize(self, x):
+            x = x / self.weight * self.stdev
+            return x + (self.last if self.subtract_last else self.mean)
+
+
+    class Forecaster(nn.Module):
+        def __init__(self, subtract_last=False):
+            super().__init__()
+            self.revin = RevIN(4, subtract_last=subtract_last)
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.revin(self.fc(self.revin(x, 'norm')), 'denorm')
+
+
+    class Last(Forecaster):
+        def __init__(self):
+            super().__init__(subtract_last=True)
+""")
+
+
+@pytest.mark.parametrize("cls", ["Forecaster", "Last"])
+def test_an_attribute_the_class_never_sets_at_init_is_read_only_if_there(tmp_path, cls):
+    """KaigeZheng/LTSF-model's RevIN (PatchTST), first contact: ``self.last`` (or ``self.mean``) is written by the
+    first call on one branch and read on the same branch only; the threaded helpers read every attribute they take
+    up front (``_mp_last = self.last``), which raised "The 'RevIN' object has no attribute 'last'". An attribute the
+    class does not set while it is built is read with ``getattr(self, name, None)``."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(NOT_SET_AT_INIT).code
+    assert "getattr(self, 'last', None)" in code and "getattr(self, 'stdev', None)" in code
+    assert "getattr(self, 'subtract_last'" not in code and "getattr(self, 'eps'" not in code
+    t_mod = load_module(NOT_SET_AT_INIT, tmp_path / f"t_revin_{cls}.py", f"t_revin_{cls}")
+    m_mod = load_module(code, tmp_path / f"m_revin_{cls}.py", f"m_revin_{cls}")
+    torch.manual_seed(0)
+    torch_net, ms_net = getattr(t_mod, cls)().eval(), getattr(m_mod, cls)()
+    ms_net.set_train(False)
+    transfer_weights(torch_net.state_dict(), ms_net)
+    x = _x((2, 6, 4)) * 3 + 1
+    with torch.no_grad():
+        want = torch_net(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)

@@ -302,7 +302,7 @@ class SelfCacheTransform(Rule):
             return updated_node
         args = list(updated_node.args)
         for attr in callee.ins:
-            value = cst.Name(f"_mp_{attr}") if attr in local else cst.parse_expression(f"self.{attr}")
+            value = cst.Name(f"_mp_{attr}") if attr in local else cst.parse_expression(_self_read(attr, callee))
             args.append(cst.Arg(value, keyword=cst.Name(f"_mp_{attr}"),
                                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
         return updated_node.with_changes(args=args)
@@ -368,6 +368,9 @@ class _MethodPlan:
     locals: set[str] = field(default_factory=set)  # attributes mirrored by a local _mp_<name> in the method
     kept: set[str] = field(default_factory=set)  # locals written back with keep_cache (a recast: see _recasts)
     calls: dict[str, "_MethodPlan"] = field(default_factory=dict)  # threaded helpers it calls, by name
+    # ins the class does not set while it is built (RevIN's ``self.last``, written by its first call and read under
+    # an ``if``): read with ``getattr(self, name, None)``, where torch's read is never reached before the write
+    unset: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -555,6 +558,9 @@ class _Class:
             if not broken:
                 break
             threaded -= broken
+        at_init = self._set_at_init(building)
+        for plan in plans.values():
+            plan.unset = set(plan.ins) - at_init
         for name in runtime:
             fn = methods[name]
             flow = flows[name]
@@ -581,6 +587,16 @@ class _Class:
                     for call_id, callee in self._call_ids(methods[name], calls):
                         self.call_args[call_id] = (set(), calls[callee])
         self._say(threaded, summaries)
+
+    def _set_at_init(self, building: set[str]) -> set[str]:
+        """The attributes a built object has: those ``__init__`` and the methods it calls write, the class body's."""
+        names = set().union(set(), *(self._direct(self.methods[n])[1] for n in building if n in self.methods))
+        for stmt in self.cls.body.body:
+            for small in (stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                    [small.target] if isinstance(small, cst.AnnAssign) and small.value is not None else []
+                names |= {t.value for t in targets if isinstance(t, cst.Name)}
+        return names
 
     def _writes_behind(self, threaded: set[str]) -> dict[str, set[str]]:
         """What each method that is not threaded writes on self, with the methods it calls (a caller's local copy
@@ -1063,6 +1079,13 @@ def _comma(args, more: bool):
     return args
 
 
+def _self_read(attr: str, plan: _MethodPlan) -> str:
+    """The read of an attribute a threaded helper takes: ``getattr(self, name, None)`` for one the class does not
+    set while it is built (torch reads it only on the path that wrote it: the eager read would raise
+    AttributeError), ``self.<name>`` otherwise."""
+    return f"getattr(self, {attr!r}, None)" if attr in plan.unset else f"self.{attr}"
+
+
 def _thread_signature(fn: cst.FunctionDef, plan: _MethodPlan) -> cst.FunctionDef:
     """New keyword parameters ``_mp_<name>=None`` for the ins, and a prologue taking them; a final return of the
     outs when the body can end without one."""
@@ -1081,8 +1104,9 @@ def _thread_signature(fn: cst.FunctionDef, plan: _MethodPlan) -> cst.FunctionDef
     if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
             and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
         head = 1  # after the docstring
-    prologue = [parse_statement(f"if _mp_{a} is None:\n    _mp_{a} = self.{a}\n") if a in plan.locals else
-                parse_statement(f"self.{a} = _mp_{a} if _mp_{a} is not None else self.{a}\n") for a in plan.ins]
+    prologue = [parse_statement(f"if _mp_{a} is None:\n    _mp_{a} = {_self_read(a, plan)}\n") if a in plan.locals else
+                parse_statement(f"self.{a} = _mp_{a} if _mp_{a} is not None else {_self_read(a, plan)}\n")
+                for a in plan.ins]
     body[head:head] = prologue
     if plan.outs and not (body and isinstance(body[-1], cst.SimpleStatementLine)
                           and isinstance(body[-1].body[-1], (cst.Return, cst.Raise))):
