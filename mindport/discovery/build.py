@@ -1918,12 +1918,17 @@ def _run_forward(model, specs: list[str], seconds: float):
     outs = []
     for _ in range(2):
         _alarm(seconds)
+        inputs = [map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays]
+        entered = _LastLayer(inputs)
         try:
             # a forward that draws (torch.randn_like, dropout with training=True, a sampler) draws from the fixed
             # stream its proof replays on both sides (mindport.proofs.replay): deterministic here as in the proof;
             # a draw the replay does not cover (alpha_dropout, Python's random) still differs
-            with torch.no_grad(), drawing("torch"):
-                out = model(*[map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays])
+            with torch.no_grad(), drawing("torch"), entered:
+                out = model(*inputs)
+        except Exception as exc:
+            exc.mp_inputs = entered.inputs()  # which of the forward's arguments the refusing layer was given
+            raise
         finally:
             _no_alarm()
         flat, _ = flat_numpy(out)
@@ -1943,6 +1948,50 @@ def _run_forward(model, specs: list[str], seconds: float):
     if not floats:
         return "the forward returned no floating tensor"
     return None
+
+
+class _LastLayer:
+    """While active, the tensors the last layer entered was given (a forward pre-hook on every module): the layer
+    that raised, when a forward fails in one. ``inputs()``: the indices of the forward's arguments sharing storage
+    with them (the argument itself, or a view or permutation of it: Autoformer's ``x_mark_enc`` reaching the
+    ``Linear(4, d_model)`` of its time-feature embedding), so that a shape error is laid at the argument it is
+    about, not always at the first."""
+
+    def __init__(self, arguments):
+        self.arguments = [self._storages(a) for a in arguments]
+        self.last: set = set()
+        self._handle = None
+
+    @staticmethod
+    def _storages(value) -> set:
+        import torch
+
+        if isinstance(value, torch.Tensor):
+            try:
+                return {value.untyped_storage().data_ptr()}
+            except (RuntimeError, NotImplementedError):
+                return set()
+        if isinstance(value, (list, tuple)):
+            return set().union(*(_LastLayer._storages(v) for v in value)) if value else set()
+        if isinstance(value, dict):
+            return set().union(*(_LastLayer._storages(v) for v in value.values())) if value else set()
+        return set()
+
+    def __enter__(self):
+        from torch.nn.modules.module import register_module_forward_pre_hook
+
+        def pre(module, args):
+            self.last = self._storages(args)
+
+        self._handle = register_module_forward_pre_hook(pre)
+        return self
+
+    def __exit__(self, *exc):
+        self._handle.remove()
+        return False
+
+    def inputs(self) -> set:
+        return {i for i, s in enumerate(self.arguments) if s and s & self.last}
 
 
 class _Reached(Exception):
@@ -2172,7 +2221,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             tries = handed + [s for s in tries if s not in handed]
         seen = []
         input_errors = []
-        hinted = optional = fitted = 0
+        hinted = optional = fitted = others = 0
         for specs in tries:
             if specs in seen or any(_elements(s) > MAX_ELEMENTS for s in specs):
                 continue
@@ -2223,6 +2272,21 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                         if retry not in tries and hinted < 4:
                             tries.append(retry)
                             hinted += 1
+            culprits = getattr(failure, "mp_inputs", None) or set()
+            if len(specs) > 1 and culprits and 0 not in culprits and others < 10:
+                # a shape error about another argument, given to the layer that refused it (a time series'
+                # time-feature marks, Autoformer's ``x_mark_enc`` at its ``Linear(4, d_model)`` beside the series
+                # it marks): that argument in the form the error names, next (depth first: the encoder's marks,
+                # then the decoder's)
+                at = tries.index(specs) + 1
+                for i, spec in enumerate(specs[1:], 1):
+                    if i in culprits and spec[:1].isdigit() and _elements(spec) > 0:
+                        for other in _size_hint(problem, spec)[:1]:
+                            retry = [*specs[:i], other, *specs[i + 1:]]
+                            if retry not in tries and others < 10:
+                                tries.insert(at, retry)
+                                at += 1
+                                others += 1
             if problem is None:
                 result.update(status="built", ctor=ctor, ctor_source=origin, inputs=specs, params=n_params,
                               build_seconds=round(time.perf_counter() - t, 3),

@@ -1,0 +1,67 @@
+"""Causes met on first contact with new repositories (session 36: `mindport migrate REPO` with no settings), each a
+class with a fixture of our own. One repository of all the fixtures is converted and proven once (real torch, real
+MindSpore, GRAPH_MODE included). Expected values come from torch."""
+from __future__ import annotations
+
+import pytest
+
+from tests.discovery._prove import prove_files
+
+# Informer/Autoformer's forward(x_enc, x_mark_enc, x_dec, x_mark_dec): a (B, L, C) series moved channels-first into
+# its token convolution, beside its time-feature marks (B, L, 4 for an hourly frequency) into a Linear
+MODELS = '''
+import torch
+import torch.nn as nn
+
+
+class TimeFeatureEmbedding(nn.Module):
+    def __init__(self, d_model, freq='h'):
+        super().__init__()
+        freq_map = {'h': 4, 't': 5, 's': 6, 'm': 1, 'a': 1, 'w': 2, 'd': 3, 'b': 3}
+        self.embed = nn.Linear(freq_map[freq], d_model, bias=False)
+
+    def forward(self, x):
+        return self.embed(x)
+
+
+class DataEmbedding(nn.Module):
+    def __init__(self, c_in, d_model, freq='h'):
+        super().__init__()
+        self.token = nn.Conv1d(c_in, d_model, kernel_size=3, padding=1, padding_mode='circular', bias=False)
+        self.temporal = TimeFeatureEmbedding(d_model, freq)
+
+    def forward(self, x, x_mark):
+        return self.token(x.permute(0, 2, 1)).transpose(1, 2) + self.temporal(x_mark)
+
+
+class Forecaster(nn.Module):
+    def __init__(self, enc_in=7, dec_in=7, c_out=7, d_model=16, freq='h'):
+        super().__init__()
+        self.enc_embedding = DataEmbedding(enc_in, d_model, freq)
+        self.dec_embedding = DataEmbedding(dec_in, d_model, freq)
+        self.mix = nn.Linear(d_model, d_model)
+        self.projection = nn.Linear(d_model, c_out)
+
+    def forward(self, x_enc, x_mark_enc, x_dec, x_mark_dec):
+        enc = torch.tanh(self.mix(self.enc_embedding(x_enc, x_mark_enc)))
+        dec = self.dec_embedding(x_dec, x_mark_dec) + enc.mean(dim=1, keepdim=True)
+        return self.projection(torch.relu(dec))
+'''
+
+
+@pytest.fixture(scope="module")
+def proven(tmp_path_factory):
+    return prove_files(tmp_path_factory.mktemp("fresh36"), {"models.py": MODELS}, "*")
+
+
+def test_time_feature_marks_beside_a_series(proven):
+    """The layer that refused an input tells which argument it was (a forward pre-hook on every layer, storage
+    shared with an argument): the marks' Linear(4, d_model) given 7 columns ("mat1 and mat2 shapes cannot be
+    multiplied (64x7 and 4x512)") reshapes ``x_mark_enc``, then ``x_mark_dec``, not the series (KaigeZheng/LTSF-model's
+    Autoformer, Informer and Transformer: not built before)."""
+    model = proven["models.py:Forecaster"]
+    assert model["status"] == "proven", model
+    series, marks, dec, dec_marks = model["inputs"]
+    assert series.split(":")[0].split("x")[2] == "7" and dec.split(":")[0].split("x")[2] == "7", model["inputs"]
+    assert marks.split(":")[0].split("x")[2] == "4" and dec_marks.split(":")[0].split("x")[2] == "4", model["inputs"]
+    assert proven["models.py:DataEmbedding"]["status"] == "proven", proven["models.py:DataEmbedding"]
