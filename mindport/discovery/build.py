@@ -1619,7 +1619,7 @@ def _grid_value(name: str, spec: str) -> int | None:
 
 def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     """The forms tried for a forward argument after the first, from its name and the first input's spec: a time step,
-    a dense graph, a mask of ones (channel-first ``B x 1 x T`` for a ``B x C x T`` input, else ``B x T``), lengths
+    a dense graph (or a sparse one: ``edge_index``, 2 x E node indices), a mask of ones (channel-first ``B x 1 x T`` for a ``B x C x T`` input, else ``B x T``), lengths
     (every sequence whole), else the first input's form again (at the argument's own ``rank`` when the forward reads
     one: ``B, S, H, D = values.shape``)."""
     dims = spec.split(":")[0].split("x")
@@ -1630,6 +1630,11 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
         return [f"{batch}:float32:0.1:1", f"{batch}:int64:0:10"]
     if name in ("adj", "adjacency", "a", "adj_matrix", "graph"):  # a dense graph over the first axis
         return [f"{batch}x{batch}:float32"]
+    if name in ("adj_mat", "adj_mask", "attn_adj"):  # per head too (GATv2: N x N x 1, broadcast over its heads)
+        return [f"{batch}x{batch}x1:float32:1:1", f"{batch}x{batch}:float32:1:1"]
+    if re.fullmatch(r"edge_?ind(ex|ices|exes)|edges?_?idx|edges|edge_list", name):
+        # a sparse graph over the first axis's nodes (PyG's convention): 2 x E node indices, four edges per node
+        return [f"2x{4 * int(batch)}:int64:0:{batch}"]
     if "mask" in name:
         if len(dims) == 3:
             return [f"{batch}x1x{dims[2]}:float32:1:1", f"{batch}x{dims[1]}:float32:1:1"]

@@ -8,7 +8,8 @@ import pytest
 from tests.discovery._prove import prove_files
 
 # Informer/Autoformer's forward(x_enc, x_mark_enc, x_dec, x_mark_dec): a (B, L, C) series moved channels-first into
-# its token convolution, beside its time-feature marks (B, L, 4 for an hourly frequency) into a Linear
+# its token convolution, beside its time-feature marks (B, L, 4 for an hourly frequency) into a Linear; graph layers
+# given a sparse graph (edge_index) or a dense one per head (adj_mat, N x N x 1)
 MODELS = '''
 import torch
 import torch.nn as nn
@@ -46,6 +47,37 @@ class Forecaster(nn.Module):
         enc = torch.tanh(self.mix(self.enc_embedding(x_enc, x_mark_enc)))
         dec = self.dec_embedding(x_dec, x_mark_dec) + enc.mean(dim=1, keepdim=True)
         return self.projection(torch.relu(dec))
+
+
+class EdgeConv(nn.Module):
+    def __init__(self, in_dim, out_dim):
+        super().__init__()
+        self.lin = nn.Linear(in_dim, out_dim)
+        self.root = nn.Linear(in_dim, out_dim)
+
+    def forward(self, x, edge_index):
+        src, dst = edge_index[0], edge_index[1]
+        messages = self.lin(x)[src]
+        summed = torch.zeros(x.size(0), messages.size(1)).index_add_(0, dst, messages)
+        return torch.relu(summed + self.root(x))
+
+
+class GATv2Like(nn.Module):
+    def __init__(self, in_features, n_heads):
+        super().__init__()
+        self.n_heads = n_heads
+        self.proj = nn.Linear(in_features, in_features * n_heads)
+        self.attn = nn.Linear(in_features, 1)
+
+    def forward(self, h, adj_mat):
+        n = h.shape[0]
+        assert adj_mat.shape[0] == 1 or adj_mat.shape[0] == n
+        assert adj_mat.shape[2] == 1 or adj_mat.shape[2] == self.n_heads
+        g = self.proj(h).view(n, self.n_heads, -1)
+        e = self.attn(torch.tanh(g.unsqueeze(0) + g.unsqueeze(1))).squeeze(-1)
+        e = e.masked_fill(adj_mat == 0, float('-inf'))
+        a = torch.softmax(e, dim=1)
+        return torch.einsum('ijh,jhf->ihf', a, g).reshape(n, -1)
 '''
 
 
@@ -65,3 +97,16 @@ def test_time_feature_marks_beside_a_series(proven):
     assert series.split(":")[0].split("x")[2] == "7" and dec.split(":")[0].split("x")[2] == "7", model["inputs"]
     assert marks.split(":")[0].split("x")[2] == "4" and dec_marks.split(":")[0].split("x")[2] == "4", model["inputs"]
     assert proven["models.py:DataEmbedding"]["status"] == "proven", proven["models.py:DataEmbedding"]
+
+
+def test_graph_layers_get_a_graph_by_the_arguments_name(proven):
+    """``edge_index`` is 2 x E node indices (PyG's convention: random floats are no index), ``adj_mat`` an N x N x 1
+    mask (YeonwooSung/PyTorch_GNN_Implementation's GATv2 asserts it: not built before)."""
+    edge = proven["models.py:EdgeConv"]
+    assert edge["status"] == "proven", edge
+    nodes, edges = edge["inputs"]
+    n = nodes.split("x")[0]
+    assert edges == f"2x{4 * int(n)}:int64:0:{n}", edge["inputs"]
+    gat = proven["models.py:GATv2Like"]
+    assert gat["status"] == "proven", gat
+    assert gat["inputs"][1].startswith(f"{gat['inputs'][0].split('x')[0]}x{gat['inputs'][0].split('x')[0]}x1:"), gat
