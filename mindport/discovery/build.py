@@ -1599,6 +1599,29 @@ def number_inputs(fwd_params: list[dict]) -> list[list[str]]:
     return [[f"value:{first}", *(r[0] for r in rest)]]
 
 
+_INTEGER_ANNOTATION = re.compile(r"(torch\.)?(LongTensor|IntTensor|ShortTensor|ByteTensor)")
+_TIME_STEP = ("t", "time", "times", "timestep", "timesteps", "step", "steps", "noise_step", "noise_steps")
+
+
+def integer_inputs(fwd_params: list[dict]) -> tuple[list[list[str]], list[list[str]]]:
+    """(by annotation, by name) inputs for a forward whose first argument is an integer tensor: annotated as one
+    (``t: torch.LongTensor``: quickgrid/paper-implementations' diffusion ``PositionalEncoding`` indexes its table with
+    it, and every float form was refused: "tensors used as indices must be long"), or named as a time step; a batch
+    of 2 steps below 10, the arguments after it as ``_argument_inputs`` forms them."""
+    required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
+    if not required or required[0].get("use") == "number":
+        return [], []
+    first = required[0]
+    by_annotation = bool(_INTEGER_ANNOTATION.fullmatch((first.get("annotation") or "").replace(" ", "")))
+    if not by_annotation and first["name"] not in _TIME_STEP:
+        return [], []
+    rest = [_argument_inputs(p, "2x16:float32") for p in required[1:]]
+    if any(not r for r in rest):
+        return [], []
+    found = [[form, *(r[0] for r in rest)] for form in ("2:int64:0:10", "2x1:int64:0:10")]
+    return (found, []) if by_annotation else ([], found)
+
+
 def _grid_value(name: str, spec: str) -> int | None:
     """A height or width argument that goes with the first input (``forward(x, H, W)`` of a token block): its token
     grid (``2 x 16 x C``: 4 x 4; a token count that is no square: N x 1), or its spatial size (``B x C x H x W``)."""
@@ -1783,6 +1806,16 @@ def _view_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     if m is None or rest.startswith("int") or not dims:
         return []
     target = [int(v) for v in m.group(1).split(",")]
+    if len(target) >= 2 and target[0] == -1 and all(v > 0 for v in target[1:]):
+        # the batch left to the view, the rest fixed by the constructor: ``x.view(-1, self.channels, self.size *
+        # self.size)`` of a diffusion UNet's self-attention (quickgrid/paper-implementations' TransformerEncoderSA,
+        # tried at 2 x 16 x 128: "shape '[-1, 128, 1024]' is invalid for input of size 4096") takes an image of
+        # size x size first, then the form the view names
+        forms = []
+        side = int(round(target[-1] ** 0.5))
+        if len(target) == 3 and side * side == target[-1] and side > 1:
+            forms += _changed_form([dims[0], target[1], side, side], dims, rest)
+        return forms + _changed_form([dims[0], *target[1:]], dims, rest)
     if not target or target[0] != dims[0] or any(v < -1 or v == 0 for v in target) \
             or (-1 in target and len(target) != len(dims)):
         return []
@@ -2212,6 +2245,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             tries += [s for s in constructor_images(cand["params"], ctor) if s not in tries]
             # first: a forward whose first argument is a number (a length it makes positions from)
             tries = [s for s in number_inputs(fwd) if s not in tries] + tries
+            # first: integer tensors the annotation asks for (``t: torch.LongTensor``); after the others, a time step
+            # by its name (a diffusion model's sinusoidal table read at ``self.pos_encoding[t]``)
+            annotated, named = integer_inputs(fwd)
+            tries = [s for s in annotated if s not in tries] + tries + [s for s in named if s not in tries]
             sequences = [s for s in sequence_inputs(model, fwd, tries) if s not in tries]
             # after the tensor forms; first for an argument the forward unpacks (``x, y = inputs``: a tensor of two
             # rows would unpack too)

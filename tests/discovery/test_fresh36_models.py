@@ -9,8 +9,11 @@ from tests.discovery._prove import prove_files
 
 # Informer/Autoformer's forward(x_enc, x_mark_enc, x_dec, x_mark_dec): a (B, L, C) series moved channels-first into
 # its token convolution, beside its time-feature marks (B, L, 4 for an hourly frequency) into a Linear; graph layers
-# given a sparse graph (edge_index) or a dense one per head (adj_mat, N x N x 1)
+# given a sparse graph (edge_index) or a dense one per head (adj_mat, N x N x 1); a diffusion model's time-step
+# tables indexed by an integer tensor; its self-attention viewing an image as (-1, C, size * size)
 MODELS = '''
+import math
+
 import torch
 import torch.nn as nn
 
@@ -78,6 +81,49 @@ class GATv2Like(nn.Module):
         e = e.masked_fill(adj_mat == 0, float('-inf'))
         a = torch.softmax(e, dim=1)
         return torch.einsum('ijh,jhf->ihf', a, g).reshape(n, -1)
+
+
+class StepTable(nn.Module):
+    def __init__(self, embedding_dim, max_len=1000):
+        super().__init__()
+        position = torch.arange(max_len).unsqueeze(1)
+        div = torch.exp(-math.log(10000.0) * torch.arange(0, embedding_dim, 2).float() / embedding_dim)
+        table = torch.zeros(max_len, embedding_dim)
+        table[:, 0::2] = torch.sin(position * div)
+        table[:, 1::2] = torch.cos(position * div)
+        self.register_buffer('table', table, persistent=False)
+        self.proj = nn.Linear(embedding_dim, embedding_dim)
+
+    def forward(self, t: torch.LongTensor) -> torch.Tensor:
+        return self.proj(self.table[t])
+
+
+class TimeIndexed(nn.Module):
+    def __init__(self, steps=50, dim=16):
+        super().__init__()
+        self.scale = nn.Parameter(torch.linspace(0.5, 1.5, steps))
+        self.out = nn.Linear(1, dim)
+
+    def forward(self, timesteps):
+        return self.out(self.scale[timesteps].unsqueeze(-1))
+
+
+class SelfAttention2d(nn.Module):
+    def __init__(self, channels, size):
+        super().__init__()
+        self.channels, self.size = channels, size
+        self.mha = nn.MultiheadAttention(channels, 4, batch_first=True)
+        self.ln = nn.LayerNorm([channels])
+
+    def forward(self, x):
+        x = x.view(-1, self.channels, self.size * self.size).swapaxes(1, 2)
+        x_ln = self.ln(x)
+        attention_value, _ = self.mha(x_ln, x_ln, x_ln)
+        return (attention_value + x).swapaxes(2, 1).view(-1, self.channels, self.size, self.size)
+
+
+def make_attention():
+    return SelfAttention2d(16, 8)
 '''
 
 
@@ -110,3 +156,20 @@ def test_graph_layers_get_a_graph_by_the_arguments_name(proven):
     gat = proven["models.py:GATv2Like"]
     assert gat["status"] == "proven", gat
     assert gat["inputs"][1].startswith(f"{gat['inputs'][0].split('x')[0]}x{gat['inputs'][0].split('x')[0]}x1:"), gat
+
+
+def test_integer_time_steps_by_annotation_or_name(proven):
+    """``forward(self, t: torch.LongTensor)`` indexing a table (quickgrid/paper-implementations' diffusion
+    PositionalEncoding: every float form refused, "tensors used as indices must be long") and ``forward(self,
+    timesteps)``: integer steps."""
+    for name in ("StepTable", "TimeIndexed"):
+        model = proven[f"models.py:{name}"]
+        assert model["status"] == "proven", model
+        assert model["inputs"][0].split(":")[1] == "int64", model["inputs"]
+
+
+def test_a_view_with_the_batch_left_free_takes_the_image_it_names(proven):
+    """``x.view(-1, C, size * size)`` (a diffusion UNet's self-attention): an image of size x size."""
+    model = proven["models.py:SelfAttention2d"]
+    assert model["status"] == "proven", model
+    assert model["inputs"][0].split(":")[0].split("x")[1:] == ["16", "8", "8"], model["inputs"]
