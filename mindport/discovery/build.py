@@ -2191,6 +2191,19 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         if small is not None and all(small != c for _, c in attempts):
             attempts.insert(attempts.index((origin, ctor)) + 1, (f"{origin}, small sizes", small))
 
+    def larger(origin: str, ctor: str, input_errors: list[str]) -> None:
+        """A construction whose every input was too small for its strides (a critic of five stride-2 convolutions
+        ending in a 4 x 4 kernel needs 64 x 64 images, its ``img_size=32`` fixes the image: quickgrid/
+        paper-implementations' conditional WGAN) is tried next with its image size doubled, up to 128."""
+        if not any(_TOO_SMALL.search(e) for e in input_errors):
+            return
+        m = _IMAGE_SIZE_ARG.search(ctor)
+        if m is None or int(m.group(2)) >= 128:
+            return
+        bigger = ctor[:m.start(2)] + str(int(m.group(2)) * 2) + ctor[m.end(2):]
+        if all(bigger != c for _, c in attempts):
+            attempts.insert(attempts.index((origin, ctor)) + 1, (f"{origin}, a larger image", bigger))
+
     raised = []  # per input tried on a built model: did its forward raise NotImplementedError
     for origin, ctor in attempts:  # grows while it runs: smaller() inserts after the current attempt
         n_meta = _meta_params(ref, ctor, root, seconds)
@@ -2343,6 +2356,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                           "first layer of a known kind)")
         else:
             errors.append(f"{origin} ({ctor}): built; no input ran: " + "; ".join(input_errors[:3]))
+            larger(origin, ctor, input_errors)
         if result.get("fallback") is None:
             result["fallback"] = {"ctor": ctor, "ctor_source": origin}
     if not errors:
@@ -2357,6 +2371,11 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         result["abstract"] = True
     return result
 
+
+# a forward's input too small for its kernels and strides, and the constructor argument that fixes an image's size
+_TOO_SMALL = re.compile(r"Kernel size can't be greater than actual input size|Output size is too small|"
+                        r"input image is smaller than kernel")
+_IMAGE_SIZE_ARG = re.compile(r"\b((?:img|image)_?(?:size|res|resolution|dim)|resolution)=(\d+)\b")
 
 # an error of a value used as a tensor (or a number, a sequence) that was None
 _NONE_USE = re.compile(r"'NoneType' object|NoneType' and|and 'NoneType'|NoneType")

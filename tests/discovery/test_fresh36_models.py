@@ -10,7 +10,8 @@ from tests.discovery._prove import prove_files
 # Informer/Autoformer's forward(x_enc, x_mark_enc, x_dec, x_mark_dec): a (B, L, C) series moved channels-first into
 # its token convolution, beside its time-feature marks (B, L, 4 for an hourly frequency) into a Linear; graph layers
 # given a sparse graph (edge_index) or a dense one per head (adj_mat, N x N x 1); a diffusion model's time-step
-# tables indexed by an integer tensor; its self-attention viewing an image as (-1, C, size * size)
+# tables indexed by an integer tensor; its self-attention viewing an image as (-1, C, size * size); a conditional
+# critic whose five stride-2 convolutions need 64 x 64 images, the size its constructor fixes
 MODELS = '''
 import math
 
@@ -124,6 +125,23 @@ class SelfAttention2d(nn.Module):
 
 def make_attention():
     return SelfAttention2d(16, 8)
+
+
+class Critic(nn.Module):
+    def __init__(self, img_channels: int, features: int, num_classes: int, img_size: int):
+        super().__init__()
+        layers, c = [nn.Conv2d(img_channels + 1, features, 4, 2, 1), nn.LeakyReLU(0.2)], features
+        for _ in range(3):
+            layers += [nn.Conv2d(c, c * 2, 4, 2, 1, bias=False), nn.InstanceNorm2d(c * 2, affine=True),
+                       nn.LeakyReLU(0.2)]
+            c *= 2
+        self.body = nn.Sequential(*layers, nn.Conv2d(c, 1, 4, 2, 0))
+        self.img_size = img_size
+        self.embed = nn.Embedding(num_classes, img_size * img_size)
+
+    def forward(self, x, labels):
+        label_plane = self.embed(labels).view(labels.shape[0], 1, self.img_size, self.img_size)
+        return self.body(torch.cat([x, label_plane], dim=1))
 '''
 
 
@@ -173,3 +191,11 @@ def test_a_view_with_the_batch_left_free_takes_the_image_it_names(proven):
     model = proven["models.py:SelfAttention2d"]
     assert model["status"] == "proven", model
     assert model["inputs"][0].split(":")[0].split("x")[1:] == ["16", "8", "8"], model["inputs"]
+
+
+def test_an_image_size_argument_grows_when_every_input_is_too_small(proven):
+    """The constructor's ``img_size`` fixes the image (the label plane is img_size x img_size) and 32 is too small
+    for the strides ("Kernel size can't be greater than actual input size"): tried again at 64."""
+    model = proven["models.py:Critic"]
+    assert model["status"] == "proven", model
+    assert "img_size=64" in model["ctor"] and model["inputs"][0].endswith("x64x64:float32"), model
