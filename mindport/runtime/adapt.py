@@ -209,7 +209,16 @@ def set_layer_attribute(layer: Any, name: str, value: Any) -> None:
     Every compiled static graph is forgotten after the write, so a Cell already run under GRAPH_MODE compiles again
     with the new setting.
 
+    A bias written on a layer that switches it with ``has_bias`` (a Dense or a convolution built with
+    ``bias=False`` and given ``nn.Parameter(torch.zeros(n))`` after: BERT's prediction head ``self.decoder.bias =
+    nn.Parameter(...)``; or ``m.bias = None``) switches it as torch's forward does, which reads ``self.bias`` on every
+    call: the Parameter is added (``has_bias`` on, a ``BiasAdd`` of the layer's data format made when it has none),
+    None removes it.
+
     A plain object (a config), or a Cell that is no mapped layer, takes the write as written."""
+    if name == "bias" and isinstance(layer, _cell_class()) and isinstance(getattr(layer, "has_bias", None), bool):
+        _switch_bias(layer, value)
+        return
     if not isinstance(layer, _cell_class()) or (entry := layer_entry(layer)) is None:
         setattr(layer, name, value)
         return
@@ -222,6 +231,27 @@ def set_layer_attribute(layer: Any, name: str, value: Any) -> None:
         setattr(layer, name, value)
     else:
         rebuild_layer(layer, entry, name, value)
+    _forget_compiled_graphs()
+
+
+def _switch_bias(layer, value) -> None:
+    """``layer.bias = value`` on a Cell with ``has_bias`` (set_layer_attribute's bias clause)."""
+    import mindspore as ms
+    from mindspore import ops
+
+    if value is None:
+        layer.has_bias = False
+        if isinstance(getattr(layer, "bias", None), ms.Parameter):
+            del layer._params["bias"]  # a Parameter cannot be overwritten with None on a Cell
+        object.__setattr__(layer, "bias", None)
+    else:
+        if not isinstance(getattr(layer, "bias_add", None), (ops.Primitive, ms.nn.Cell)):
+            data_format = getattr(layer, "data_format", "NCHW")
+            layer.bias_add = ops.BiasAdd(data_format=data_format if data_format in ("NCHW", "NHWC") else "NCHW")
+        if "bias" in layer.__dict__ and layer.__dict__["bias"] is None:
+            del layer.__dict__["bias"]  # built without one: MindSpore keeps the None as a plain attribute
+        layer.bias = value
+        layer.has_bias = True
     _forget_compiled_graphs()
 
 

@@ -31,6 +31,12 @@ class LayerWriteTransform(Rule):
     * ``flagged`` (MP104) where the receiver's class is known and no conversion gives torch's behaviour (a
       BatchNorm's ``track_running_stats``): pass it to the constructor.
 
+    A bias given to (or taken from) a Linear or a convolution after construction (``self.decoder =
+    nn.Linear(h, vocab, bias=False)`` then ``self.decoder.bias = nn.Parameter(torch.zeros(vocab))``, BERT's prediction
+    head; ``m.bias = None``) goes through the accessor too: torch's forward reads ``self.bias`` on every call, while
+    MindSpore's Dense and convolutions add it only when ``has_bias`` was set in ``__init__`` (the written bias was
+    never added; ``None`` on a layer built with one failed in ``BiasAdd``); the accessor switches ``has_bias`` with it.
+
     The class test such a loop writes, ``type(m) is nn.BatchNorm2d``, compares with the runtime adapter where the
     class stays a value (``mp_adapt.api("torch.nn.BatchNorm2d")``, a subclass of MindSpore's class that compares
     equal to it): ``is`` there becomes ``==`` (``is not``: ``!=``), which is what ``is`` meant for torch's class
@@ -302,6 +308,9 @@ class LayerWriteTransform(Rule):
         if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
             return False
         entries = self._known(receiver)
+        if name in _SWITCHED:  # a bias given or taken away after construction: the accessor switches has_bias
+            return any(e.torch in _SWITCHED[name] for e in entries) if entries is not None \
+                else self._unknown_ok(receiver)
         if entries is not None:  # the class is known: decided now
             outcomes = [load_writes().get(e.torch, {}).get(name) for e in entries]
             flagged = [(e, o) for e, o in zip(entries, outcomes) if o is not None and o[0] == "flagged"]
@@ -345,6 +354,11 @@ class LayerWriteTransform(Rule):
             return False
         return not any(node.value in names for names in self._assigned[-1:])
 
+
+# a Parameter written on a layer whose MindSpore class switches it with a flag fixed in __init__ (Dense's and the
+# convolutions' ``has_bias``): the layers whose write goes through the accessor, by torch name
+_SWITCHED = {"bias": frozenset(f"torch.nn.{c}" for c in ("Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+                                                         "ConvTranspose2d", "ConvTranspose3d"))}
 
 _CONFIG_NAMES = frozenset({"args", "opt", "opts", "cfg", "config", "conf", "hparams", "hp", "options", "flags",
                            "FLAGS", "settings", "params", "kwargs"})
