@@ -30,6 +30,7 @@ _INT_HINTS = [  # (name pattern, value) for required int-like parameters without
     (r"(^|_)(num_)?classes$|n_classes|num_labels|num_outputs|n_out$|output_size|out_dim$", 10),
     (r"vocab|num_tokens|n_tokens|ntoken|num_embeddings", 100),
     (r"head", 2),
+    (r"experts?$", 2),  # a mixture's experts (the width is split among them: hidden_size // n_experts channels)
     (r"(depth|layers?|blocks?|n_layer|num_layers|nlayers|scales|levels|stages)$", 2),
     (r"kernel|ksize|k$", 3),
     (r"stride|dilation|groups|scale_factor|upscale|ratio", 1),
@@ -100,6 +101,10 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         # 0.1: a label smoothing's epsilon is checked to lie in [0, 1) (Keith-Dao/PyTorch-Models' LabelSmoothing:
         # "epsilon must be in [0, 1), got 1.0"), a norm's eps still shows in its output
         return "0.1"
+    if re.fullmatch(r"init(ializer)?_?(range|std)|(\w+_)?std", low) and ann in ("", "float"):
+        # a weight initialiser's standard deviation (BERT's initializer_range, ``nn.init.normal_(w, std=std)``):
+        # 0.02, as those configurations have it (16 made every weight a huge draw)
+        return "0.02"
     if ann == "float" or re.search(r"drop|alpha|beta|gamma|temperature|scale$|rate$|prob|(^|_)lr$|"
                                    r"(^|_)p$", low):
         return "0.0" if re.search(r"drop|prob|(^|_)p$|rate$", low) else "1.0"

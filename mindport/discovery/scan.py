@@ -329,7 +329,8 @@ _STR_METHODS = {"lower", "upper", "startswith", "endswith", "split", "strip", "f
 _MAPPING_METHODS = {"get", "items", "keys", "values", "pop", "copy", "update", "setdefault"}
 
 
-def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) -> None:
+def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
+           tables: dict[str, list] | None = None) -> None:
     """How the class uses each required constructor parameter, read from every method: ``args.hidden_size`` (through
     ``self.args = args`` too) makes it a namespace with those attributes (their literal argparse default in the
     repository when it has one), ``**cfg`` / ``cfg["k"]`` / ``cfg.get("k")`` a mapping, ``for b in blocks`` /
@@ -386,6 +387,8 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
 
     uses: dict[str, set] = {n: set() for n in required}
     attrs: dict[str, dict] = {n: {} for n in required}
+    table_keys = {id(n.slice): n.value.id for n in ast.walk(cls) if isinstance(n, ast.Subscript)
+             and isinstance(n.value, ast.Name) and n.value.id in (tables or {})}
     lengths: dict[str, int] = {}
     counts: set[str] = set()  # used as a count or a size (Param.count)
     derived = _derived_locals(cls, which)  # out_feats = scale * scale * args.n_colors -> {scale}
@@ -466,6 +469,9 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str]) 
                     level = level[a]
                 if not isinstance(level.get(path[-1][0]), dict):
                     level[path[-1][0]] = argdefaults.get(path[-1][0])
+                    if level[path[-1][0]] is None and id(node) in table_keys:
+                        # a key of one of the module's tables (``ACT2FN[config.act_fn]``): its first key
+                        level[path[-1][0]] = repr(tables[table_keys[id(node)]][0])
         elif isinstance(node, ast.Call):
             name = which(node.func)
             if name is not None:
@@ -1980,7 +1986,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 init_params = _params(init.args, True) if init else []
                 if init:
                     _choices(init, init_params, tables, residues=True, helpers=helpers)
-                    _usage(node, init_params, repo_argdefaults)
+                    _usage(node, init_params, repo_argdefaults, tables)
                     _layer_checks(node, init_params)
                     _kwargs_keys(init, init_params)
                 doc = "\n".join(filter(None, [ast.get_docstring(node) or "",

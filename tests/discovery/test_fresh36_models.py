@@ -11,7 +11,8 @@ from tests.discovery._prove import prove_files
 # its token convolution, beside its time-feature marks (B, L, 4 for an hourly frequency) into a Linear; graph layers
 # given a sparse graph (edge_index) or a dense one per head (adj_mat, N x N x 1); a diffusion model's time-step
 # tables indexed by an integer tensor; its self-attention viewing an image as (-1, C, size * size); a conditional
-# critic whose five stride-2 convolutions need 64 x 64 images, the size its constructor fixes
+# critic whose five stride-2 convolutions need 64 x 64 images, the size its constructor fixes; a BERT-style
+# configuration read for its activation's key, its experts and its initialiser's std
 MODELS = '''
 import math
 
@@ -142,6 +143,24 @@ class Critic(nn.Module):
     def forward(self, x, labels):
         label_plane = self.embed(labels).view(labels.shape[0], 1, self.img_size, self.img_size)
         return self.body(torch.cat([x, label_plane], dim=1))
+
+
+ACT2FN = {"gelu": nn.functional.gelu, "relu": nn.functional.relu}
+
+
+class MixtureFF(nn.Module):
+    def __init__(self, config):
+        super().__init__()
+        width = config.hidden_size // config.n_experts
+        self.experts = nn.ModuleList([nn.Linear(width, width) for _ in range(config.n_experts)])
+        for expert in self.experts:
+            nn.init.normal_(expert.weight, std=config.initializer_range)
+        self.act = ACT2FN[config.act_fn]
+        self.out = nn.Linear(config.hidden_size, config.hidden_size)
+
+    def forward(self, x):
+        parts = torch.split(x, x.shape[-1] // len(self.experts), dim=-1)
+        return self.out(torch.cat([self.act(e(p)) for e, p in zip(self.experts, parts)], dim=-1))
 '''
 
 
@@ -199,3 +218,13 @@ def test_an_image_size_argument_grows_when_every_input_is_too_small(proven):
     model = proven["models.py:Critic"]
     assert model["status"] == "proven", model
     assert "img_size=64" in model["ctor"] and model["inputs"][0].endswith("x64x64:float32"), model
+
+
+def test_a_configuration_key_of_a_table_experts_and_an_initialiser_std(proven):
+    """insight88/NLP-Models-PyTorch's mixture BERT: ``ACT2FN[config.act_fn]`` takes a key of the table (16 raised
+    KeyError), ``config.n_experts`` is a count (16 experts of a 16 width left 1 channel each), and
+    ``config.initializer_range`` a std (0.02, not 16)."""
+    model = proven["models.py:MixtureFF"]
+    assert model["status"] == "proven", model
+    for part in ("act_fn='gelu'", "n_experts=2", "initializer_range=0.02"):
+        assert part in model["ctor"], model["ctor"]
