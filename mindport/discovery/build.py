@@ -1929,6 +1929,18 @@ def _int_attrs(module) -> list[int]:
     return out
 
 
+def _spatially_shrunk(spec: str) -> str:
+    """``spec`` (B x C x spatial axes) with its spatial axes halved until it is within MAX_ELEMENTS, none below 8;
+    as it is for another form."""
+    shape, sep, rest = spec.partition(":")
+    if not re.fullmatch(r"\d+(x\d+){2,}", shape):
+        return spec
+    dims = [int(v) for v in shape.split("x")]
+    while _elements("x".join(map(str, dims))) > MAX_ELEMENTS and all(d >= 16 for d in dims[2:]):
+        dims = dims[:2] + [d // 2 for d in dims[2:]]
+    return "x".join(map(str, dims)) + sep + rest
+
+
 def _elements(spec: str) -> int:
     shape = spec.split(":")[0]
     if not re.fullmatch(r"\d+(x\d+)*", shape):  # a value:/fn: input, a file
@@ -2283,7 +2295,14 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         input_errors = []
         hinted = optional = fitted = others = 0
         for specs in tries:
-            if specs in seen or any(_elements(s) > MAX_ELEMENTS for s in specs):
+            if specs in seen:
+                continue
+            if any(_elements(s) > MAX_ELEMENTS for s in specs):
+                # over the input cap: the same form at a smaller spatial size, next (0xMukesh/paper-implementations'
+                # InceptionResNetC takes 1792 channels: every image form of its first convolution was over the cap)
+                shrunk = [_spatially_shrunk(s) for s in specs]
+                if shrunk not in tries and all(_elements(s) <= MAX_ELEMENTS for s in shrunk):
+                    tries.insert(tries.index(specs) + 1, shrunk)
                 continue
             seen.append(specs)
             failure = None

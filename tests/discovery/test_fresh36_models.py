@@ -12,7 +12,8 @@ from tests.discovery._prove import prove_files
 # given a sparse graph (edge_index) or a dense one per head (adj_mat, N x N x 1); a diffusion model's time-step
 # tables indexed by an integer tensor; its self-attention viewing an image as (-1, C, size * size); a conditional
 # critic whose five stride-2 convolutions need 64 x 64 images, the size its constructor fixes; a BERT-style
-# configuration read for its activation's key, its experts and its initialiser's std
+# configuration read for its activation's key, its experts and its initialiser's std; an Inception-ResNet block of
+# 1792 channels
 MODELS = '''
 import math
 
@@ -161,6 +162,16 @@ class MixtureFF(nn.Module):
     def forward(self, x):
         parts = torch.split(x, x.shape[-1] // len(self.experts), dim=-1)
         return self.out(torch.cat([self.act(e(p)) for e, p in zip(self.experts, parts)], dim=-1))
+
+
+class WideResidual(nn.Module):
+    def __init__(self, in_channels: int = 1792):
+        super().__init__()
+        self.reduce = nn.Conv2d(in_channels, 64, kernel_size=1)
+        self.expand = nn.Conv2d(64, in_channels, kernel_size=1)
+
+    def forward(self, x):
+        return torch.relu(x + 0.1 * self.expand(torch.relu(self.reduce(x))))
 '''
 
 
@@ -228,3 +239,11 @@ def test_a_configuration_key_of_a_table_experts_and_an_initialiser_std(proven):
     assert model["status"] == "proven", model
     for part in ("act_fn='gelu'", "n_experts=2", "initializer_range=0.02"):
         assert part in model["ctor"], model["ctor"]
+
+
+def test_an_input_over_the_size_cap_is_tried_smaller(proven):
+    """1792 channels at 32 x 32 (and every larger image) is over the input cap (3 M elements): the same form at
+    16 x 16 (0xMukesh/paper-implementations' InceptionResNetC was tried channels-last only, and not built)."""
+    model = proven["models.py:WideResidual"]
+    assert model["status"] == "proven", model
+    assert model["inputs"] == ["2x1792x16x16:float32"], model["inputs"]
