@@ -1731,7 +1731,7 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     dims = [int(v) for v in shape.split("x")]
     longer = _length_hint(problem, dims, rest) or _fixed_length_hint(problem, dims, rest) or _view_hint(problem, dims,
                                                                                                       rest) \
-        or _permuted_hint(problem, dims, rest)
+        or _permuted_hint(problem, dims, rest) or _grown_hint(problem, dims, rest)
     if longer:
         return longer
     m = re.search(r"to have (\d+) channels, but got (\d+) channels", problem)
@@ -1756,6 +1756,32 @@ def _size_hint(problem: str, spec: str) -> list[str]:
         return _moved_channels_hint(dims, rest, wanted, got) if axis == len(dims) - 1 else []
     dims[axis] = size // got
     return ["x".join(map(str, dims)) + ":" + rest]
+
+
+def _grown_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """The input with its trailing (spatial, temporal) axes grown by the factor a kernel says they fell short by,
+    when a deep stack of strides leaves a layer less than its kernel: "input image (T: 2 H: 4 W: 4) smaller than
+    kernel size (kT: 1 kH: 7 kW: 7)" (MRzzm/action-recognition-models-pytorch's Res3D at 16 x 112 x 112 frames: H and
+    W x 2), "Calculated padded input size per channel: (2 x 2). Kernel size: (4 x 4)". [] otherwise, or for an
+    integer input."""
+    if rest.startswith("int"):
+        return []
+    m = re.search(r"input image \(T: (\d+) H: (\d+) W: (\d+)\) smaller than kernel size \(kT: (\d+) kH: (\d+) "
+                  r"kW: (\d+)\)", problem)
+    if m is not None:
+        have, want = [int(v) for v in m.groups()[:3]], [int(v) for v in m.groups()[3:]]
+    else:
+        m = re.search(r"Calculated padded input size per channel: \(([\d x]+)\)\. Kernel size: \(([\d x]+)\)", problem)
+        if m is None:
+            return []
+        have, want = [[int(v) for v in g.split("x")] for g in m.groups()]
+    if len(have) != len(want) or len(dims) < len(have) + 2 or not all(have):
+        return []
+    out = list(dims)
+    for i, (h, w) in enumerate(zip(have, want), start=len(dims) - len(have)):
+        if w > h:
+            out[i] = dims[i] * -(-w // h)
+    return _changed_form(out, dims, rest)
 
 
 def _permuted_hint(problem: str, dims: list[int], rest: str) -> list[str]:

@@ -13,7 +13,7 @@ from tests.discovery._prove import prove_files
 # tables indexed by an integer tensor; its self-attention viewing an image as (-1, C, size * size); a conditional
 # critic whose five stride-2 convolutions need 64 x 64 images, the size its constructor fixes; a BERT-style
 # configuration read for its activation's key, its experts and its initialiser's std; an Inception-ResNet block of
-# 1792 channels
+# 1792 channels; a video network whose last pooling needs 224 x 224 frames
 MODELS = '''
 import math
 
@@ -172,6 +172,20 @@ class WideResidual(nn.Module):
 
     def forward(self, x):
         return torch.relu(x + 0.1 * self.expand(torch.relu(self.reduce(x))))
+
+
+class Clip3D(nn.Module):
+    def __init__(self, num_class: int = 10):
+        super().__init__()
+        self.stem = nn.Conv3d(3, 8, (3, 7, 7), stride=(1, 2, 2), padding=(1, 3, 3))
+        self.pool = nn.MaxPool3d((1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1))
+        self.stages = nn.Sequential(*[nn.Conv3d(8 if i == 0 else 16, 16, 3, stride=2, padding=1) for i in range(3)])
+        self.avg = nn.AvgPool3d((1, 7, 7))
+        self.fc = nn.Linear(32, num_class)
+
+    def forward(self, x):
+        x = self.avg(torch.relu(self.stages(self.pool(torch.relu(self.stem(x))))))
+        return self.fc(x.flatten(1))
 '''
 
 
@@ -247,3 +261,11 @@ def test_an_input_over_the_size_cap_is_tried_smaller(proven):
     model = proven["models.py:WideResidual"]
     assert model["status"] == "proven", model
     assert model["inputs"] == ["2x1792x16x16:float32"], model["inputs"]
+
+
+def test_a_video_input_grown_to_the_kernel_its_strides_leave(proven):
+    """MRzzm/action-recognition-models-pytorch's Res3D/P3D/R(2+1)D at 16 x 112 x 112 frames: "input image (T: 2 H: 4
+    W: 4) smaller than kernel size (kT: 1 kH: 7 kW: 7)": the frames grown by the factor named (224 x 224)."""
+    model = proven["models.py:Clip3D"]
+    assert model["status"] == "proven", model
+    assert model["inputs"] == ["1x3x16x224x224:float32"], model["inputs"]
