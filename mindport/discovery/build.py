@@ -1484,6 +1484,13 @@ def _layer_specs(first) -> list[str]:
     elif isinstance(first, (nn.Conv1d, nn.ConvTranspose1d)):
         c = first.in_channels  # channels first, then channels last (a model that transposes before its conv)
         specs = [f"2x{c}x32:float32", f"2x{c}x256:float32", f"2x32x{c}:float32"]
+    elif isinstance(first, nn.ConvTranspose2d) and tuple(first.stride) == (1, 1) and tuple(first.padding) == (0, 0) \
+            and first.kernel_size[0] > 1:
+        # a generator's projection of its latent (DCGAN: ConvTranspose2d(z_dim, 8f, 4, 1, 0) makes 4 x 4 of a
+        # 1 x 1 code; at 32 x 32 the code made 512 x 512 images, or refused a label plane joined at 1 x 1:
+        # quickgrid/paper-implementations' conditional WGAN), then the image forms
+        c = first.in_channels
+        specs = [f"2x{c}x1x1:float32", f"2x{c}x32x32:float32", f"2x{c}x64x64:float32"]
     elif isinstance(first, (nn.Conv2d, nn.ConvTranspose2d)):
         c = first.in_channels
         # 84 x 84: Atari frames (DQN-family heads flatten to 64 * 7 * 7); channels last (B x H x W x C, or a graph's

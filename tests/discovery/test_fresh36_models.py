@@ -13,7 +13,7 @@ from tests.discovery._prove import prove_files
 # tables indexed by an integer tensor; its self-attention viewing an image as (-1, C, size * size); a conditional
 # critic whose five stride-2 convolutions need 64 x 64 images, the size its constructor fixes; a BERT-style
 # configuration read for its activation's key, its experts and its initialiser's std; an Inception-ResNet block of
-# 1792 channels; a video network whose last pooling needs 224 x 224 frames
+# 1792 channels; a video network whose last pooling needs 224 x 224 frames; a conditional DCGAN generator
 MODELS = '''
 import math
 
@@ -186,6 +186,20 @@ class Clip3D(nn.Module):
     def forward(self, x):
         x = self.avg(torch.relu(self.stages(self.pool(torch.relu(self.stem(x))))))
         return self.fc(x.flatten(1))
+
+
+class CondGenerator(nn.Module):
+    def __init__(self, z_dim: int, img_channels: int, features: int, num_classes: int, embed_size: int):
+        super().__init__()
+        self.G = nn.Sequential(
+            nn.ConvTranspose2d(z_dim + embed_size, features * 4, 4, 1, 0, bias=False), nn.BatchNorm2d(features * 4),
+            nn.ReLU(), nn.ConvTranspose2d(features * 4, features * 2, 4, 2, 1, bias=False),
+            nn.BatchNorm2d(features * 2), nn.ReLU(), nn.ConvTranspose2d(features * 2, img_channels, 4, 2, 1),
+            nn.Tanh())
+        self.embed = nn.Embedding(num_classes, embed_size)
+
+    def forward(self, z, labels):
+        return self.G(torch.cat([z, self.embed(labels).unsqueeze(2).unsqueeze(3)], dim=1))
 '''
 
 
@@ -269,3 +283,11 @@ def test_a_video_input_grown_to_the_kernel_its_strides_leave(proven):
     model = proven["models.py:Clip3D"]
     assert model["status"] == "proven", model
     assert model["inputs"] == ["1x3x16x224x224:float32"], model["inputs"]
+
+
+def test_a_generator_takes_a_latent_code(proven):
+    """A first ConvTranspose2d of stride 1 and no padding projects a 1 x 1 latent (quickgrid/paper-implementations'
+    conditional WGAN generator: its label embedding joined at 1 x 1 refused every 32 x 32 code)."""
+    model = proven["models.py:CondGenerator"]
+    assert model["status"] == "proven", model
+    assert model["inputs"][0].endswith("x1x1:float32"), model["inputs"]
