@@ -1883,7 +1883,9 @@ class TrainingLoopRule(Rule):
                 # was set (mindport.runtime.training.train_mode decides at run time)
                 self._moded.add((id(self.scope), name))
                 modes.append(parse_statement(f"{train}.train_mode({name})\n"))
-        sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(positional)), *extra, *as_weights]))
+        later = self._unbound_yet(body, plan.site.index)
+        sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(positional), later), *extra,
+                                           *as_weights]))
         weights = f", {train}.parameters({sources})" if sources else ""
         leaves = f", leaves={len(positional)}" if positional else ""
         if plan.joint:
@@ -1915,9 +1917,10 @@ class TrainingLoopRule(Rule):
                 found += sorted(self._function_globals[call.func.value] & self._global_leaves)
         return list(dict.fromkeys(found))
 
-    def _weight_sources(self, stmts, leaves: set[str]) -> list[str]:
+    def _weight_sources(self, stmts, leaves: set[str], later: frozenset[str] = frozenset()) -> list[str]:
         """What the forward reads its parameters from: the optimizers the scope steps or resets, and the models it
-        calls (the receiver of a method it calls, too); mindport.runtime.training.parameters keeps the Parameters."""
+        calls (the receiver of a method it calls, too); mindport.runtime.training.parameters keeps the Parameters.
+        ``later``: names not bound yet where the step runs (see _unbound_yet)."""
         found: list[str] = []
         scope_node = self._scope_nodes.get(id(self.scope))
         written = set().union(*(reads_writes(s)[1] for s in stmts))
@@ -1931,7 +1934,8 @@ class TrainingLoopRule(Rule):
                 if receiver and receiver.split(".")[0] == "self" and not binds_self:
                     continue
                 if receiver and "sched" not in receiver.lower() and receiver not in self.scalers \
-                        and self.scope.resolve_dotted(receiver) is None and not self._bound_later(receiver):
+                        and self.scope.resolve_dotted(receiver) is None and not self._bound_later(receiver) \
+                        and receiver not in later:
                     found.append(receiver)
         for stmt in stmts:
             for call in _all_calls(stmt):
@@ -1944,6 +1948,21 @@ class TrainingLoopRule(Rule):
                         found.append(dotted_name(call.func.value))
         return [n for n in dict.fromkeys(found) if n.split(".")[0] not in written | leaves]
 
+    def _unbound_yet(self, body, index: int) -> frozenset[str]:
+        """Names every binding of which in the scope comes after statement ``index`` of ``body``, in ``body`` itself,
+        outside a loop: not bound yet when that statement runs. The 60-minute blitz's module-level ``loss.backward()``
+        by hand comes before its ``optimizer = optim.SGD(...)`` line, which the step's weights named (NameError)."""
+        scope_node = self._scope_nodes.get(id(self.scope))
+        if scope_node is None or self._loops[-1]:
+            return frozenset()
+
+        def bound(nodes) -> Counter:
+            return Counter(n for node in nodes for a in all_nodes(node, cst.Assign) for t in a.targets
+                           for n in target_names(t.target))
+
+        after, before, everywhere = bound(body[index + 1:]), bound(body[:index + 1]), bound([scope_node])
+        return frozenset(n for n, k in after.items() if not before[n] and everywhere[n] == k)
+
     def _bound_later(self, name: str) -> bool:
         """Is ``name`` (an optimizer the scope steps) bound in this scope only by statements after the loop being
         rewritten? A script that runs several loops in turn, each with its own optimizer made right before it
@@ -1955,8 +1974,6 @@ class TrainingLoopRule(Rule):
             return False
         body = scope_node.body.body if isinstance(scope_node.body, cst.IndentedBlock) else scope_node.body
         at = next((i for i, stmt in enumerate(body) if _contains(stmt, loop)), None)
-        if at is None:
-            return False
         bound = [i for i, stmt in enumerate(body) for a in all_nodes(stmt, cst.Assign)
                  if any(name in target_names(t.target) for t in a.targets)]
         return bool(bound) and min(bound) > at
