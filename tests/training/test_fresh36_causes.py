@@ -74,3 +74,43 @@ def test_model_built_at_module_level_stays_out_of_forward_fn():
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
     assert t[1][0] < t[0][0]
 
+
+NUMPY_CELL_THEN_TORCH_CELL = '''
+import numpy as np
+
+x = np.linspace(-1, 1, 12).reshape(4, 3)
+y = np.linspace(0, 1, 8).reshape(4, 2)
+w = np.linspace(0.5, -0.5, 6).reshape(3, 2)
+for t in range(3):
+    y_pred = x.dot(w)
+    loss = np.sum((y_pred - y) ** 2)
+    grad = x.T.dot(2.0 * (y_pred - y))
+    w -= 0.05 * grad
+    print("step", loss)
+
+import torch
+
+x = torch.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+y = torch.tensor(np.linspace(0, 1, 8, dtype=np.float32).reshape(4, 2))
+w = torch.tensor(np.linspace(0.5, -0.5, 6, dtype=np.float32).reshape(3, 2), requires_grad=True)
+for t in range(3):
+    loss = (x.mm(w) - y).pow(2).sum()
+    loss.backward()
+    with torch.no_grad():
+        w -= 0.05 * w.grad
+        w.grad.zero_()
+    print("step", loss.item())
+'''
+
+
+def test_numpy_cell_before_a_torch_cell_keeps_numpy_operators():
+    """zinsmatt/example.py, a notebook-style file: a numpy cell binds ``y = np.random.randn(...)``, a later torch cell
+    rebinds ``y = torch.randn(...)``. The numpy-left-of-a-tensor rewrite (``ops.sub(y_pred, y)``) read y's kind over
+    the whole file: in the numpy cell, before MindSpore was even imported, NameError 'ops'. The name's kind at that
+    use (numpy's there) decides now."""
+    code = _convert(NUMPY_CELL_THEN_TORCH_CELL)
+    assert "import torch" not in code and "ops.sub(" not in code, code
+    t, m = _losses(NUMPY_CELL_THEN_TORCH_CELL, "torch_numpy_cell"), _losses(code, "ms_numpy_cell")
+    assert len(t) == len(m) == 6, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-5)
+

@@ -574,7 +574,10 @@ def _evident_tensor(expr: cst.BaseExpression, scope) -> bool:
     if isinstance(expr, cst.Call):
         return value_kind(expr, scope) == "tensor" and not isinstance(expr.func, cst.Name)
     if isinstance(expr, cst.Name):
-        return scope.kind_of(expr.value) == "tensor"
+        # the name's kind at this use (scopes.line_kinds): a notebook-style file's numpy cell binds ``y =
+        # np.random.randn(...)`` and a later torch cell ``y = torch.randn(...)``; in the numpy cell ``y_pred - y`` is
+        # numpy's (zinsmatt/example.py: ops.sub there ran before MindSpore was imported)
+        return (getattr(scope, "use_kinds", {}).get(id(expr)) or scope.kind_of(expr.value)) == "tensor"
     if isinstance(expr, cst.BinaryOperation):
         return _evident_tensor(expr.left, scope) or _evident_tensor(expr.right, scope)
     return False
