@@ -168,3 +168,53 @@ def test_printed_tensors_keep_torchs_text():
     assert outs[1] == expected, (outs[1], expected, code)
     assert "Loss D.: 0.0117820249" in expected and "torch.Size([4, 3])" in expected and "grad_fn" in outs[0]
 
+
+CALLED_BEFORE_THE_LOOP = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+        self.bn = nn.BatchNorm1d(4)
+        self.out = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.out(torch.relu(self.bn(self.fc(x))))
+
+
+m = Net()
+with torch.no_grad():
+    m.fc.weight.copy_(torch.tensor(np.linspace(-0.5, 0.7, 12, dtype=np.float32).reshape(4, 3)))
+    m.fc.bias.fill_(0.2)
+    m.out.weight.copy_(torch.tensor([[0.3, -0.2, 0.5, 0.1]]))
+    m.out.bias.fill_(0.0)
+x = torch.tensor(np.linspace(-1, 2, 18, dtype=np.float32).reshape(6, 3))
+y = torch.tensor(np.linspace(1, -1, 6, dtype=np.float32).reshape(6, 1))
+print("step", *m(x).flatten().tolist())
+optimizer = torch.optim.SGD(m.parameters(), lr=0.1)
+for epoch in range(3):
+    loss = ((m(x) - y) ** 2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+print("step", *m.bn.running_mean.tolist())
+'''
+
+
+def test_model_called_before_the_training_loop_trains_from_birth():
+    """mini_shakespeare: ``m = Model()``, ``out, loss = m(xb, yb)`` (a sanity forward), then the training loop; the
+    file never calls train()/eval(). torch's Module trains from birth; the Cell's ``set_train(True)`` was placed
+    before the loop only, so the sanity forward ran in inference mode (no dropout, no batch statistics): a different
+    printed loss, and every shared random draw after it one dropout behind. The train mode goes right after the
+    model is built when a statement before the loop calls it."""
+    code = _convert(CALLED_BEFORE_THE_LOOP)
+    assert "import torch" not in code, code
+    t, m = _losses(CALLED_BEFORE_THE_LOOP, "torch_called_before"), _losses(code, "ms_called_before")
+    assert len(t) == len(m) == 5, (t, m, code)
+    for a, b in zip(m, t):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)

@@ -2011,12 +2011,36 @@ class TrainingLoopRule(Rule):
                     self._preludes.remove((loop, prelude))
                     if moding and self._evaluated_before(out, prelude):
                         continue  # torch's model is in inference mode there: MindSpore's Cell is too
+                    if moding and (at := self._called_since_built(out, prelude)) is not None:
+                        out[at:at] = prelude  # right after the model is built: it is called before the loop
+                        continue
                     if stmt.leading_lines:  # the loop's comments and blank lines stay on top of the new block
                         prelude = [prelude[0].with_changes(leading_lines=stmt.leading_lines), *prelude[1:]]
                         stmt = stmt.with_changes(leading_lines=[])
                     out.extend(prelude)
             out.append(stmt)
         return out
+
+    @staticmethod
+    def _called_since_built(stmts, modes) -> int | None:
+        """Where the train-mode lines ``modes`` go when a statement before the loop calls the model (a sanity forward
+        after building it, ``out, loss = m(xb, yb)``): right after the statement building it, as torch's Module trains
+        from birth. MindSpore's Cell starts in inference mode, so that call ran without dropout (mini_shakespeare:
+        the printed loss differed, and the shared random stream the dropout masks draw from was one call behind from
+        then on). None when nothing calls it before the loop, or the block does not build it."""
+        models = set()
+        for m in modes:
+            for c in _all_calls(m):
+                if isinstance(c.func, cst.Attribute) and c.func.attr.value == "set_train":
+                    models.add(dotted_name(c.func.value))  # model.set_train(True)
+                elif isinstance(c.func, cst.Attribute) and c.func.attr.value == "train_mode" and c.args:
+                    models.add(dotted_name(c.args[0].value))  # mp_train.train_mode(model)
+        models.discard(None)
+        built = max((i for i, s in enumerate(stmts) for a in all_nodes(s, cst.Assign) for t in a.targets
+                     if set(target_names(t.target)) & models), default=None)
+        if built is None or not any(dotted_name(c.func) in models for s in stmts[built + 1:] for c in _all_calls(s)):
+            return None
+        return built + 1
 
     def _evaluated_before(self, stmts, modes) -> bool:
         """Does a statement before the loop switch the model to inference mode (``model.eval()``)? Then torch trains
