@@ -699,6 +699,195 @@ def formattable(x):
     return x
 
 
+# ------------------------------------------------------------------------------------------------ torch's text
+# torch's print options (torch._tensor_str.PRINT_OPTS defaults): 4 digits, summarised above 1000 elements with 3
+# edge items, 80 columns.
+_PRECISION, _THRESHOLD, _EDGEITEMS, _LINEWIDTH = 4, 1000, 3, 80
+_DEFAULT_DTYPES = ("Float32", "Int64", "Bool")  # torch writes no dtype= for these
+
+
+class _Formatter:
+    """torch's ``_Formatter``: one width and one mode (integral, fixed or scientific) for all the values shown."""
+
+    def __init__(self, values: np.ndarray, floating: bool):
+        self.floating, self.int_mode, self.sci_mode, self.width = floating, True, False, 1
+        flat = values.reshape(-1)
+        if not floating:
+            self.width = builtins.max([1] + [len(self._plain(v)) for v in flat])
+            return
+        finite = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if finite.size == 0:
+            return
+        low, high = np.abs(finite).min(), np.abs(finite).max()
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        self.sci_mode = bool(high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4)
+        if self.sci_mode:
+            self.width = builtins.max(len(f"{v:.{_PRECISION}e}") for v in finite)
+        elif self.int_mode:
+            self.width = builtins.max(len(f"{v:.0f}") + 1 for v in finite)
+        else:
+            self.width = builtins.max(len(f"{v:.{_PRECISION}f}") for v in finite)
+
+    @staticmethod
+    def _plain(value) -> str:
+        return str(bool(value)) if isinstance(value, np.bool_) else str(value.item())
+
+    def format(self, value) -> str:
+        if not self.floating:
+            text = self._plain(value)
+        else:
+            value = float(value)
+            if self.sci_mode:
+                text = f"{value:{self.width}.{_PRECISION}e}"
+            elif self.int_mode:
+                text = f"{value:.0f}" + ("" if np.isinf(value) or np.isnan(value) else ".")
+            else:
+                text = f"{value:.{_PRECISION}f}"
+        return (self.width - len(text)) * " " + text
+
+
+def _summarised(values: np.ndarray) -> np.ndarray:
+    """The values torch's formatter measures when it summarises: the first and last edge items on every axis."""
+    if values.ndim == 0 or values.shape[0] <= 2 * _EDGEITEMS:
+        rows = list(values) if values.ndim > 1 else values
+    else:
+        rows = list(values[:_EDGEITEMS]) + list(values[-_EDGEITEMS:]) if values.ndim > 1 else \
+            np.concatenate((values[:_EDGEITEMS], values[-_EDGEITEMS:]))
+    if values.ndim <= 1:
+        return np.asarray(rows)
+    return np.stack([_summarised(r) for r in rows])
+
+
+def _text_rows(values: np.ndarray, indent: int, summarize: bool, fmt: _Formatter) -> str:
+    """torch's ``_tensor_str_with_formatter``: nested brackets, 80 columns, ``...`` where summarised."""
+    if values.ndim == 0:
+        return fmt.format(values)
+    if values.ndim == 1:
+        per_line = builtins.max(1, (_LINEWIDTH - indent) // (fmt.width + 2))
+        if summarize and values.shape[0] > 2 * _EDGEITEMS:
+            data = [fmt.format(v) for v in values[:_EDGEITEMS]] + [" ..."] + \
+                [fmt.format(v) for v in values[-_EDGEITEMS:]]
+        else:
+            data = [fmt.format(v) for v in values]
+        lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+        return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+    if summarize and values.shape[0] > 2 * _EDGEITEMS:
+        parts = [_text_rows(values[i], indent + 1, summarize, fmt) for i in range(_EDGEITEMS)] + ["..."] + \
+            [_text_rows(values[i], indent + 1, summarize, fmt) for i in range(values.shape[0] - _EDGEITEMS,
+                                                                              values.shape[0])]
+    else:
+        parts = [_text_rows(values[i], indent + 1, summarize, fmt) for i in range(values.shape[0])]
+    return "[" + ("," + "\n" * (values.ndim - 1) + " " * (indent + 1)).join(parts) + "]"
+
+
+def text(x) -> str:
+    """``str(x)``/``print(x)`` of a tensor as torch writes it: ``tensor(0.5000)``, ``tensor([1, 2, 3])``,
+    ``tensor([[0.1000, 2.0000]], dtype=torch.float64)``, summarised with ``...`` above 1000 elements (torch's
+    default print options: 4 digits, fixed or scientific notation or integral ``1.`` chosen over the values shown, 80
+    columns). A Parameter is ``Parameter containing:`` above its values with ``requires_grad=True``.
+
+    torch also names the autograd node of a tensor computed from parameters (``grad_fn=<MseLossBackward0>``);
+    MindSpore keeps no such graph on its tensors, so that suffix is not written: a loss prints ``tensor(0.6931)``.
+    Anything not a MindSpore tensor: its own ``str``."""
+    if not isinstance(x, ms.Tensor):
+        return str(x)
+    values = x.asnumpy()
+    dtype = str(x.dtype)
+    parameter = isinstance(x, ms.Parameter)
+    prefix, indent = "tensor(", len("tensor(")
+    suffixes = []
+    if values.size == 0:
+        body = "[]"
+        if values.ndim != 1:
+            suffixes.append(f"size={tuple(values.shape)}")
+    else:
+        floating = values.dtype.kind in "fc" or dtype == "BFloat16"
+        summarize = values.size > _THRESHOLD
+        fmt = _Formatter(_summarised(values) if summarize else values, floating)
+        body = _text_rows(values, indent, summarize, fmt)
+    if dtype not in _DEFAULT_DTYPES:
+        suffixes.append("dtype=" + dtype_text(x.dtype))
+    if parameter and x.requires_grad:
+        suffixes.append("requires_grad=True")
+    out = prefix + body
+    last = len(out) - out.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > _LINEWIDTH:
+            out += ",\n" + " " * indent + suffix
+            last = indent + len(suffix)
+        else:
+            out += ", " + suffix
+            last += len(suffix) + 2
+    out += ")"
+    return "Parameter containing:\n" + out if parameter else out
+
+
+class _Printed:
+    """A container holding tensors, printed as Python prints it with torch's text for each tensor
+    (``[tensor(1.), tensor(2.)]``)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        v = self.value
+        if isinstance(v, ms.Tensor):
+            return text(v)
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{_Printed(k)!r}: {_Printed(e)!r}" for k, e in v.items()) + "}"
+        if isinstance(v, (list, tuple)) and builtins.type(v) in (list, tuple):
+            inner = ", ".join(repr(_Printed(e)) for e in v)
+            return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' if len(v) == 1 else ''})"
+        return repr(v)
+
+    __str__ = __repr__
+
+
+def _holds_tensors(value, depth: int = 0) -> bool:
+    if isinstance(value, ms.Tensor):
+        return True
+    if depth > 3:
+        return False
+    if isinstance(value, dict):
+        return builtins.any(_holds_tensors(k, depth + 1) or _holds_tensors(e, depth + 1) for k, e in value.items())
+    if builtins.type(value) in (list, tuple):
+        return builtins.any(_holds_tensors(e, depth + 1) for e in value)
+    return False
+
+
+def printable(x):
+    """What ``print(x)``, ``str(x)`` or ``f"{x}"`` writes for ``x`` in torch: a tensor as torch's text (:func:`text`),
+    a list, tuple or dict holding tensors with torch's text for each; anything else is returned as it is (its own
+    ``str``, format and ``repr``). MindSpore writes ``3.52684`` for a 0-d tensor and
+    ``Tensor(shape=[2], dtype=Float32, value= [...])`` inside a list, where the torch script printed ``tensor(3.5268)``
+    and ``[tensor([...])]``: what people and recipes read from a training log. The converter routes the values a
+    script prints or formats without a spec through here; a field with a spec goes through :func:`formattable`."""
+    if isinstance(x, ms.Tensor):
+        return text(x)
+    if _holds_tensors(x):
+        return str(_Printed(x))
+    return x
+
+
+def shape_text(owner, read="shape"):
+    """``print(x.shape)`` / ``print(x.size())`` (``read`` "size"): a tensor's shape as ``torch.Size([2, 3])``
+    (:class:`Size`, torch's text; MindSpore's shape is the tuple ``(2, 3)``); any other object's own ``shape`` (a
+    numpy array's tuple) or ``size()`` as it is."""
+    if isinstance(owner, ms.Tensor):
+        return Size(owner.shape)
+    return owner.size() if read == "size" else owner.shape
+
+
+def format_field(x):
+    """``f"{x}"`` or ``"{}".format(x)`` (a field without a spec) as torch's ``Tensor.__format__`` writes it: a 0-d
+    tensor (not a Parameter) as its Python number, ``0.3652275800704956`` (MindSpore writes the float32 text
+    ``0.36522743``); any other tensor, or a container holding tensors, as its ``str`` (:func:`printable`); anything
+    else as it is."""
+    if isinstance(x, ms.Tensor) and x.ndim == 0 and not isinstance(x, ms.Parameter):
+        return x.item()
+    return printable(x)
+
+
 @_constexpr(check=False)
 def _joined_dtype(dtypes):
     """torch's common type of the dtypes (mindport.runtime.promotion.result_type), a MindSpore dtype; a constant in a

@@ -2,12 +2,13 @@
 docs/converter/format_specs.md shows both."""
 from __future__ import annotations
 
+import builtins
 import string
 
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.scopes import receiver_kind
+from mindport.migrator.scopes import operand_kind, receiver_kind
 from mindport.migrator.syntax import code_of
 from mindport.migrator.walk import parse_expression
 
@@ -60,6 +61,50 @@ def spec_arguments(call: cst.Call, scope) -> set[int]:
     return found
 
 
+def text_arguments(call: cst.Call, scope) -> dict[int, str]:
+    """The positions of ``call``'s arguments written out as text without a spec, each with the runtime function that
+    writes it as torch does: every positional argument of the builtin ``print`` and the one of ``str(x)``
+    (``printable``: ``str`` of a torch tensor), the ``.format`` fields with neither a spec nor a conversion
+    (``"loss {}".format(loss)``) and ``format(x)`` (``format_field``, torch's ``Tensor.__format__``); starred
+    arguments are not counted. (Before, tensor_idioms flagged the ``.format`` and ``format`` cases MP102.)"""
+    func = call.func
+    if isinstance(func, cst.Name) and func.value == "format" and scope.resolve(func) is None and len(call.args) == 1 \
+            and call.args[0].keyword is None and not call.args[0].star:
+        return {0: "format_field"}  # format(loss): Tensor.__format__ with an empty spec
+    if isinstance(func, cst.Name) and func.value in ("print", "str") and scope.resolve(func) is None:
+        found = {i: "printable" for i, a in enumerate(call.args) if a.keyword is None and not a.star}
+        return found if func.value == "print" or len(call.args) == 1 else {}
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "format"
+            and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString))):
+        return {}
+    text = func.value.evaluated_value
+    if not isinstance(text, str) or any(a.star for a in call.args):
+        return {}
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError:
+        return {}
+    positional = [i for i, a in enumerate(call.args) if a.keyword is None]
+    keywords = {a.keyword.value: i for i, a in enumerate(call.args) if a.keyword is not None}
+    found: dict[int, str] = {}
+    auto = 0
+    for _literal, name, spec, conversion in fields:
+        if name is None:
+            continue
+        if name == "":
+            index, auto = auto, auto + 1
+            target = positional[index] if index < len(positional) else None
+        elif name.isdigit():
+            target = positional[int(name)] if int(name) < len(positional) else None
+        elif name.isidentifier():
+            target = keywords.get(name)
+        else:
+            target = None
+        if target is not None and not spec and conversion in (None, "s"):
+            found[target] = "format_field" if conversion is None else "printable"
+    return found
+
+
 class FormatSpecTransform(Rule):
     """A value formatted with a spec, ``f"{loss:.4f}"``, ``"{:.6f}".format(loss)`` or ``format(loss, ".4f")``,
     becomes
@@ -71,8 +116,20 @@ class FormatSpecTransform(Rule):
     tensor's number to the spec and returns anything else unchanged. Values known to be Python numbers or strings
     (literals, ``len(...)``, ``float(...)``, ``x.item()``, sizes; arithmetic of numbers, ``sum(p.numel() for p in
     params)``, a name bound by a comprehension or a loop over ``range(...)``, or a local name every binding of which
-    is a number) are left as written, as are fields without a spec, fields with a conversion (``!r``) and ``.format``
-    fields that name an attribute or an item (``{0.x}``).
+    is a number) are left as written, as are fields with a conversion (``!r``) and ``.format`` fields that name an
+    attribute or an item (``{0.x}``).
+
+    A value that may be a tensor written out as text without a spec keeps the torch script's text, which people read
+    and recipes parse in training logs. ``print(loss)`` and ``str(loss)`` become ``mp_tensor.printable(loss)``:
+    torch's ``str`` of a tensor (``tensor(0.6931)``, ``tensor([1, 2])``, a list of tensors as ``[tensor(1.),
+    tensor(2.)]``) where MindSpore writes ``0.6931`` for a 0-d tensor and ``Tensor(shape=[2], dtype=Int64, value=
+    [1, 2])`` inside a list. ``f"{loss}"`` and ``"{}".format(loss)`` become ``mp_tensor.format_field(loss)``: torch's
+    ``Tensor.__format__`` writes a 0-d tensor as its Python number (``0.3652275800704956``, where MindSpore writes the
+    float32 text ``0.36522743``) and any other tensor as its ``str``. One thing torch writes cannot be kept: the name
+    of the autograd node (``grad_fn=<MseLossBackward0>``), which MindSpore's tensors do not carry; a printed loss is
+    ``tensor(0.6931)``. Anything not a tensor comes back from both as it is. A tensor's ``x.shape`` or ``x.size()``
+    written out so becomes ``mp_tensor.shape_text(x)``, which writes ``torch.Size([16, 64, 28])`` for a tensor as
+    torch does (MindSpore's tuple is ``(16, 64, 28)``) and any other object's ``shape`` as it is.
     """
 
     EXAMPLES = (
@@ -96,7 +153,35 @@ class FormatSpecTransform(Rule):
                     print(f"{loss.item():.4f} {loss!r:>10}", format(mp_tensor.formattable(loss), ".3e"))
             """,
             note="A value the rule cannot tell from a tensor goes through formattable (a Python number comes back as "
-                 "it is); .item(), len() and fields without a spec or with !r are left alone.",
+                 "it is); .item(), len() and fields with !r are left alone.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                def report(pred, batch):
+                    out = torch.zeros(2, 3)
+                    loss = torch.nn.functional.mse_loss(pred, out)
+                    print(loss)
+                    print(f"Loss D.: {loss}", out.shape, len(batch), "done")
+                    print("loss {} of {}".format(loss, len(batch)), str(loss))
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import tensor as mp_tensor
+
+
+                def report(pred, batch):
+                    out = ops.zeros((2, 3))
+                    loss = mp_F.mse_loss(pred, out)
+                    print(mp_tensor.printable(loss))
+                    print(f"Loss D.: {mp_tensor.format_field(loss)}", mp_tensor.shape_text(out), len(batch), "done")
+                    print("loss {} of {}".format(mp_tensor.format_field(loss), len(batch)), str(mp_tensor.printable(loss)))
+            """,
+            note="A tensor printed (tensor(0.6931)) or formatted without a spec (its number, 0.6931471824645996) is "
+                 "written as torch writes it; literals and len() are left alone.",
         ),
     )
 
@@ -104,6 +189,13 @@ class FormatSpecTransform(Rule):
         super().__init__(ctx)
         self._functions: list[cst.FunctionDef] = []
         self._comprehensions: list[cst.CSTNode] = []
+        self._looped: set[str] = set()  # names a for loop or a comprehension binds somewhere in the file
+
+    def visit_Module(self, node) -> None:
+        from mindport.migrator.native_facts import all_nodes
+
+        self._looped = {n for loop in (*all_nodes(node, cst.For), *all_nodes(node, cst.CompFor))
+                        for n in _target_names(loop.target)}
 
     def visit_FunctionDef(self, node) -> None:
         self._functions.append(node)
@@ -127,10 +219,19 @@ class FormatSpecTransform(Rule):
         return updated_node
 
     def leave_FormattedStringExpression(self, original_node, updated_node):
-        if not updated_node.format_spec or updated_node.conversion is not None \
-                or not self._may_be_tensor(original_node.expression):
+        if not (self._may_be_tensor(original_node.expression) or self._shape(original_node.expression)):
             return updated_node
-        return updated_node.with_changes(expression=self._wrap(updated_node.expression))
+        if updated_node.format_spec and updated_node.conversion is None:
+            return updated_node.with_changes(expression=self._wrap(updated_node.expression))
+        if not updated_node.format_spec and updated_node.conversion in (None, "s") \
+                and (self._shape(original_node.expression) or self._tensor(original_node.expression)):
+            # f"{loss}", f"{loss!s}"
+            function = "format_field" if updated_node.conversion is None else "printable"
+            if self._shape(original_node.expression):
+                return updated_node.with_changes(
+                    expression=self._shape_text(original_node.expression, updated_node.expression))
+            return updated_node.with_changes(expression=self._wrap(updated_node.expression, function))
+        return updated_node
 
     def leave_Call(self, original_node, updated_node):
         wrap = spec_arguments(original_node, self.scope)
@@ -140,11 +241,76 @@ class FormatSpecTransform(Rule):
             if self._may_be_tensor(original_node.args[i].value):
                 args[i] = args[i].with_changes(value=self._wrap(args[i].value))
                 changed = True
+        for i, function in sorted(text_arguments(original_node, self.scope).items()):
+            if i in wrap:
+                continue
+            if self._shape(original_node.args[i].value):
+                args[i] = args[i].with_changes(value=self._shape_text(original_node.args[i].value, args[i].value))
+                changed = True
+            elif self._tensor(original_node.args[i].value) or self._holds_tensor(original_node.args[i].value):
+                args[i] = args[i].with_changes(value=self._wrap(args[i].value, function))
+                changed = True
         return updated_node.with_changes(args=args) if changed else updated_node
 
-    def _wrap(self, expr):
+    def _wrap(self, expr, function: str = "formattable"):
         self.ctx.converted_sites += 1
-        return parse_expression(f"{self.ctx.alias_for('mindport.runtime.tensor')}.formattable({code_of(expr)})")
+        return parse_expression(f"{self.ctx.alias_for('mindport.runtime.tensor')}.{function}({code_of(expr)})")
+
+    def _tensor(self, expr) -> bool:
+        """Evidently a tensor (a torch call's result or a name bound to one; not a function's parameter, which
+        ``f"{einops_from} -> {einops_to}"`` shows is as likely a string): written out without a spec it goes through
+        printable/format_field. Values of unknown kind (``str(i)``, ``print(name, ...)``, ``f"k={self.k}"``) are
+        left as written: they are mostly strings and numbers, and wrapping each would bury the code in noise."""
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            return False  # f"k={self.k}" in an extra_repr: a layer's setting
+        if not self._may_be_tensor(expr) or operand_kind(expr, self.scope) == "param":
+            return False
+        kind = receiver_kind(expr, self.scope)
+        # a name of unknown kind that no loop binds: the loss a training script prints (``loss = criterion(out, y)``,
+        # ``out, loss = m(xb, yb)``: what a file's own callables return is not known here)
+        if kind == "tensor":
+            return True
+        if kind == "other" and isinstance(expr, cst.Name):
+            return expr.value not in self._looped
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):  # print(loss * 3)
+            return self._tensor(expr.left) or self._tensor(expr.right)
+        # print(model(x)): a call of the file's own model or function (not a builtin, not an import)
+        return kind == "other" and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) \
+            and not hasattr(builtins, expr.func.value) and self.scope.resolve(expr.func) is None
+
+    def _holds_tensor(self, expr) -> bool:
+        """A list, tuple or dict display with an element evidently a tensor (``print([loss_d, loss_g])``)."""
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+            return any(not isinstance(e, cst.StarredElement) and self._tensor(e.value) for e in expr.elements)
+        if isinstance(expr, cst.Dict):
+            return any(isinstance(e, cst.DictElement) and self._tensor(e.value) for e in expr.elements)
+        return False
+
+    def _shape(self, expr) -> bool:
+        """``x.shape`` or ``x.size()`` of a value that may be a tensor: torch writes a ``torch.Size([2, 3])``,
+        MindSpore's shape is a plain tuple, ``(2, 3)`` (``mp_tensor.Size`` writes torch's text)."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
+            owner = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
+                and not expr.args:
+            owner = expr.func.value
+        else:
+            return False
+        return receiver_kind(owner, self.scope) in ("tensor", "other")
+
+    def _shape_text(self, original, updated):
+        """``mp_tensor.shape_text(owner)`` for ``owner.shape`` / ``owner.size()`` (torch.Size's text for a tensor,
+        decided at run time: the owner's kind may be unknown here); ``mp_tensor.Size(...)`` of a shape another rule
+        rewrote, where the owner is evidently a tensor; else the value as it is."""
+        if isinstance(updated, cst.Attribute) and updated.attr.value == "shape":
+            return self._wrap(updated.value, "shape_text")
+        if isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute) \
+                and updated.func.attr.value == "size" and not updated.args:
+            self.ctx.converted_sites += 1
+            return parse_expression(f"{self.ctx.alias_for('mindport.runtime.tensor')}.shape_text("
+                                    f"{code_of(updated.func.value)}, 'size')")
+        receiver = original.value if isinstance(original, cst.Attribute) else original.func.value
+        return self._wrap(updated, "Size") if receiver_kind(receiver, self.scope) == "tensor" else updated
 
     def _may_be_tensor(self, expr) -> bool:
         if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):

@@ -1883,7 +1883,9 @@ class TrainingLoopRule(Rule):
                 # was set (mindport.runtime.training.train_mode decides at run time)
                 self._moded.add((id(self.scope), name))
                 modes.append(parse_statement(f"{train}.train_mode({name})\n"))
-        sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(positional)), *extra, *as_weights]))
+        later = self._unbound_yet(body, plan.site.index)
+        sources = ", ".join(dict.fromkeys([*self._weight_sources(stmts, set(positional), later), *extra,
+                                           *as_weights]))
         weights = f", {train}.parameters({sources})" if sources else ""
         leaves = f", leaves={len(positional)}" if positional else ""
         if plan.joint:
@@ -1915,9 +1917,10 @@ class TrainingLoopRule(Rule):
                 found += sorted(self._function_globals[call.func.value] & self._global_leaves)
         return list(dict.fromkeys(found))
 
-    def _weight_sources(self, stmts, leaves: set[str]) -> list[str]:
+    def _weight_sources(self, stmts, leaves: set[str], later: frozenset[str] = frozenset()) -> list[str]:
         """What the forward reads its parameters from: the optimizers the scope steps or resets, and the models it
-        calls (the receiver of a method it calls, too); mindport.runtime.training.parameters keeps the Parameters."""
+        calls (the receiver of a method it calls, too); mindport.runtime.training.parameters keeps the Parameters.
+        ``later``: names not bound yet where the step runs (see _unbound_yet)."""
         found: list[str] = []
         scope_node = self._scope_nodes.get(id(self.scope))
         written = set().union(*(reads_writes(s)[1] for s in stmts))
@@ -1931,7 +1934,8 @@ class TrainingLoopRule(Rule):
                 if receiver and receiver.split(".")[0] == "self" and not binds_self:
                     continue
                 if receiver and "sched" not in receiver.lower() and receiver not in self.scalers \
-                        and self.scope.resolve_dotted(receiver) is None and not self._bound_later(receiver):
+                        and self.scope.resolve_dotted(receiver) is None and not self._bound_later(receiver) \
+                        and receiver not in later:
                     found.append(receiver)
         for stmt in stmts:
             for call in _all_calls(stmt):
@@ -1944,6 +1948,21 @@ class TrainingLoopRule(Rule):
                         found.append(dotted_name(call.func.value))
         return [n for n in dict.fromkeys(found) if n.split(".")[0] not in written | leaves]
 
+    def _unbound_yet(self, body, index: int) -> frozenset[str]:
+        """Names every binding of which in the scope comes after statement ``index`` of ``body``, in ``body`` itself,
+        outside a loop: not bound yet when that statement runs. The 60-minute blitz's module-level ``loss.backward()``
+        by hand comes before its ``optimizer = optim.SGD(...)`` line, which the step's weights named (NameError)."""
+        scope_node = self._scope_nodes.get(id(self.scope))
+        if scope_node is None or self._loops[-1]:
+            return frozenset()
+
+        def bound(nodes) -> Counter:
+            return Counter(n for node in nodes for a in all_nodes(node, cst.Assign) for t in a.targets
+                           for n in target_names(t.target))
+
+        after, before, everywhere = bound(body[index + 1:]), bound(body[:index + 1]), bound([scope_node])
+        return frozenset(n for n, k in after.items() if not before[n] and everywhere[n] == k)
+
     def _bound_later(self, name: str) -> bool:
         """Is ``name`` (an optimizer the scope steps) bound in this scope only by statements after the loop being
         rewritten? A script that runs several loops in turn, each with its own optimizer made right before it
@@ -1955,8 +1974,6 @@ class TrainingLoopRule(Rule):
             return False
         body = scope_node.body.body if isinstance(scope_node.body, cst.IndentedBlock) else scope_node.body
         at = next((i for i, stmt in enumerate(body) if _contains(stmt, loop)), None)
-        if at is None:
-            return False
         bound = [i for i, stmt in enumerate(body) for a in all_nodes(stmt, cst.Assign)
                  if any(name in target_names(t.target) for t in a.targets)]
         return bool(bound) and min(bound) > at
@@ -1994,12 +2011,36 @@ class TrainingLoopRule(Rule):
                     self._preludes.remove((loop, prelude))
                     if moding and self._evaluated_before(out, prelude):
                         continue  # torch's model is in inference mode there: MindSpore's Cell is too
+                    if moding and (at := self._called_since_built(out, prelude)) is not None:
+                        out[at:at] = prelude  # right after the model is built: it is called before the loop
+                        continue
                     if stmt.leading_lines:  # the loop's comments and blank lines stay on top of the new block
                         prelude = [prelude[0].with_changes(leading_lines=stmt.leading_lines), *prelude[1:]]
                         stmt = stmt.with_changes(leading_lines=[])
                     out.extend(prelude)
             out.append(stmt)
         return out
+
+    @staticmethod
+    def _called_since_built(stmts, modes) -> int | None:
+        """Where the train-mode lines ``modes`` go when a statement before the loop calls the model (a sanity forward
+        after building it, ``out, loss = m(xb, yb)``): right after the statement building it, as torch's Module trains
+        from birth. MindSpore's Cell starts in inference mode, so that call ran without dropout (mini_shakespeare:
+        the printed loss differed, and the shared random stream the dropout masks draw from was one call behind from
+        then on). None when nothing calls it before the loop, or the block does not build it."""
+        models = set()
+        for m in modes:
+            for c in _all_calls(m):
+                if isinstance(c.func, cst.Attribute) and c.func.attr.value == "set_train":
+                    models.add(dotted_name(c.func.value))  # model.set_train(True)
+                elif isinstance(c.func, cst.Attribute) and c.func.attr.value == "train_mode" and c.args:
+                    models.add(dotted_name(c.args[0].value))  # mp_train.train_mode(model)
+        models.discard(None)
+        built = max((i for i, s in enumerate(stmts) for a in all_nodes(s, cst.Assign) for t in a.targets
+                     if set(target_names(t.target)) & models), default=None)
+        if built is None or not any(dotted_name(c.func) in models for s in stmts[built + 1:] for c in _all_calls(s)):
+            return None
+        return built + 1
 
     def _evaluated_before(self, stmts, modes) -> bool:
         """Does a statement before the loop switch the model to inference mode (``model.eval()``)? Then torch trains

@@ -359,6 +359,14 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
                 continue  # noise = torch.randn(n, g.latent_dim): a draw, not differentiated; torch ran it once
             if _without_grad(stmts[i], forward_names):
                 continue  # a with no_grad() block setting weights in place: torch records nothing there, it runs once
+            if writes & (forward_names - {"self"}) and called.get(i) is None:
+                # the statement building (or rebinding) a model, loss or helper the forward calls (``net = Net()``,
+                # ``model.apply(init)``, ``criterion = nn.MSELoss()``): its parameters are what the gradient is
+                # taken for, not values computed from them; torch records nothing there. It stays where it is and
+                # runs once (zinsmatt's module-level LeNet and curve fit: pulled into forward_fn, the model was built
+                # afresh at every backward and the name unbound before it, NameError). A model called for what its
+                # forward stores on it (``model(data)``, see ``called``) is a forward statement.
+                continue
             if reads & (forward_names | leaves | made):
                 forward.append(i)
                 made |= writes
