@@ -810,6 +810,9 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
         if target[1][-1] in level and level[target[1][-1]] is None:
             level[target[1][-1]] = kind
 
+    # read by position (``nn.Linear(config.hidden_sizes[-1], n)``): a sequence whose item is the size, not a count
+    indexed = {id(n.value) for n in ast.walk(cls) if isinstance(n, ast.Subscript)
+               and not (isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str))}
     kept: dict[str, tuple[str, list]] = {}  # self.fc_lay = options['fc_lay'] -> "fc_lay": ("options", ["fc_lay"])
     for node in ast.walk(cls):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
@@ -829,7 +832,7 @@ def _sequence_keys(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
             # ``opt.width`` was guessed 1.5 by its name, a width multiplier: "view(): ... got float")
             for a in [*(node.args if _last(node.func) in _SIZE_METHODS else []), *_layer_size_arguments(node)]:
                 for part in _operands(a):
-                    if isinstance(part, ast.Attribute):
+                    if isinstance(part, ast.Attribute) and id(part) not in indexed:
                         mark(key_of(part), COUNT_KEY)
         if isinstance(node, ast.Subscript) and not (isinstance(node.slice, ast.Constant)
                                                     and isinstance(node.slice.value, str)):

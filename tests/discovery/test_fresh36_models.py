@@ -13,7 +13,8 @@ from tests.discovery._prove import prove_files
 # tables indexed by an integer tensor; its self-attention viewing an image as (-1, C, size * size); a conditional
 # critic whose five stride-2 convolutions need 64 x 64 images, the size its constructor fixes; a BERT-style
 # configuration read for its activation's key, its experts and its initialiser's std; an Inception-ResNet block of
-# 1792 channels; a video network whose last pooling needs 224 x 224 frames; a conditional DCGAN generator
+# 1792 channels; a video network whose last pooling needs 224 x 224 frames; a conditional DCGAN generator; a head
+# reading the last of a configuration's sizes
 MODELS = '''
 import math
 
@@ -200,6 +201,16 @@ class CondGenerator(nn.Module):
 
     def forward(self, z, labels):
         return self.G(torch.cat([z, self.embed(labels).unsqueeze(2).unsqueeze(3)], dim=1))
+
+
+class BoxHead(nn.Module):
+    def __init__(self, resnet_config, output_dim):
+        super().__init__()
+        self.lin1 = nn.Linear(resnet_config.hidden_sizes[-1], 32)
+        self.lin2 = nn.Linear(32, output_dim)
+
+    def forward(self, x):
+        return self.lin2(torch.relu(self.lin1(x)))
 '''
 
 
@@ -291,3 +302,12 @@ def test_a_generator_takes_a_latent_code(proven):
     model = proven["models.py:CondGenerator"]
     assert model["status"] == "proven", model
     assert model["inputs"][0].endswith("x1x1:float32"), model["inputs"]
+
+
+def test_a_configuration_sequence_read_by_position_is_a_list(proven):
+    """``nn.Linear(resnet_config.hidden_sizes[-1], ...)`` (michal-boguslawski/Vision-models-pytorch's anchor heads):
+    the attribute is a sequence whose last item is the size; it was taken for a count (16: "'int' object is not
+    subscriptable")."""
+    model = proven["models.py:BoxHead"]
+    assert model["status"] == "proven", model
+    assert "hidden_sizes=[16, 16]" in model["ctor"], model["ctor"]
