@@ -1798,7 +1798,7 @@ def _permuted_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     2 x 1 x 8. [] when the two sizes are not both on non-batch axes of the input."""
     m = re.search(r"input\.size\(-1\) must be equal to input_size\. Expected (\d+), got (\d+)", problem)
     conv = re.search(r"to have (\d+) channels, but got (\d+) channels", problem) if m is None else None
-    if conv is not None and not rest.startswith("int") and len(dims) >= 3:
+    if conv is not None and not rest.startswith("int") and len(dims) == 3:
         # a (B, L, C) series the forward moves channels-first before its first convolution (time-series
         # embeddings: ``self.conv(x.permute(0, 2, 1))``): given C on axis 1 (2 x 16 x 32 for c_in=16), the
         # convolution got the last axis ("expected input[2, 32, 18] to have 16 channels, but got 32"): the two swapped
@@ -1960,6 +1960,23 @@ def _int_attrs(module) -> list[int]:
         if p.dim() == 1 and 1 < p.shape[0] <= 4096:  # a hand-written norm's gain (pytorchic-bert's LayerNorm)
             out.append(int(p.shape[0]))
     return out
+
+
+def _channels_as(spec: str, was: str, now: str) -> str:
+    """``spec`` with the channel count ``now`` has where it had ``was``'s (same rank, same dtype, other sizes kept)."""
+    a, b, c = (x.partition(":") for x in (spec, was, now))
+    da, db, dc = (x[0].split("x") for x in (a, b, c))
+    if len(da) != len(db) or len(db) != len(dc) or len(da) < 3 or a[2] != b[2] or da[1] != db[1]:
+        return spec
+    return "x".join([da[0], dc[1], *da[2:]]) + ":" + a[2]
+
+
+def _join_sizes(problem: str) -> tuple[str, str] | None:
+    """(expected, got) sizes of a join whose tensors disagree off the joined axis ("Sizes of tensors must match except
+    in dimension 1. Expected size 32 but got size 64 for tensor number 1 in the list."), None otherwise."""
+    m = re.search(r"Sizes of tensors must match except in dimension \d+\. Expected size (\d+) but got size (\d+)",
+                  problem or "")
+    return (m.group(1), m.group(2)) if m else None
 
 
 def _spatially_shrunk(spec: str) -> str:
@@ -2380,6 +2397,12 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                     # may be of two forms (latent-i2a's ResConv(state, input): ``state + conv(input)``, the conv
                     # 96 -> 64 channels; PPUU's encoders: frames reshaped by the constructor's sizes, states not)
                     retries = [[first, *(first if s == specs[0] else s for s in specs[1:])], [first, *specs[1:]]]
+                    # first, the inputs of its channels at other sizes with it (a skip joined with the upsampled
+                    # input: both at the channels the join's convolution takes), next (depth first)
+                    alike = [first, *(_channels_as(s, specs[0], first) for s in specs[1:])]
+                    if alike not in retries and alike not in tries and others < 10:
+                        tries.insert(tries.index(specs) + 1, alike)
+                        others += 1
                     for retry in retries:
                         if retry not in tries and hinted < 4:
                             tries.append(retry)
@@ -2399,6 +2422,23 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                                 tries.insert(at, retry)
                                 at += 1
                                 others += 1
+            joined = _join_sizes(problem) if failure is not None and len(specs) > 1 else None
+            if joined is not None and others < 10:
+                # a join of two arguments at different resolutions (a UNet's up block: ``x`` upsampled, then
+                # ``cat([skip_x, x], dim=1)``: "Expected size 32 but got size 64 for tensor number 1"): each other
+                # argument with the axes of the one size at the other, next
+                at = tries.index(specs) + 1
+                for i, spec in enumerate(specs[1:], 1):
+                    shape, sep, rest = spec.partition(":")
+                    dims = shape.split("x")
+                    if not re.fullmatch(r"\d+(x\d+){2,}", shape) or joined[0] not in dims[2:]:
+                        continue
+                    moved = "x".join(dims[:2] + [joined[1] if d == joined[0] else d for d in dims[2:]]) + sep + rest
+                    retry = [*specs[:i], moved, *specs[i + 1:]]
+                    if retry not in tries and _elements(moved) <= MAX_ELEMENTS and others < 10:
+                        tries.insert(at, retry)
+                        at += 1
+                        others += 1
             if problem is None:
                 result.update(status="built", ctor=ctor, ctor_source=origin, inputs=specs, params=n_params,
                               build_seconds=round(time.perf_counter() - t, 3),

@@ -14,7 +14,7 @@ from tests.discovery._prove import prove_files
 # critic whose five stride-2 convolutions need 64 x 64 images, the size its constructor fixes; a BERT-style
 # configuration read for its activation's key, its experts and its initialiser's std; an Inception-ResNet block of
 # 1792 channels; a video network whose last pooling needs 224 x 224 frames; a conditional DCGAN generator; a head
-# reading the last of a configuration's sizes
+# reading the last of a configuration's sizes; a diffusion UNet's up block joining its skip at twice the size
 MODELS = '''
 import math
 
@@ -211,6 +211,21 @@ class BoxHead(nn.Module):
 
     def forward(self, x):
         return self.lin2(torch.relu(self.lin1(x)))
+
+
+class Up(nn.Module):
+    def __init__(self, in_channels, out_channels):
+        super().__init__()
+        self.up = nn.Upsample(scale_factor=2, mode='bilinear', align_corners=True)
+        self.conv = nn.Conv2d(in_channels, out_channels, 3, padding=1)
+
+    def forward(self, x, skip_x):
+        x = torch.cat([skip_x, self.up(x)], dim=1)
+        return torch.relu(self.conv(x))
+
+
+def make_up():
+    return Up(16, 8)
 '''
 
 
@@ -311,3 +326,14 @@ def test_a_configuration_sequence_read_by_position_is_a_list(proven):
     model = proven["models.py:BoxHead"]
     assert model["status"] == "proven", model
     assert "hidden_sizes=[16, 16]" in model["ctor"], model["ctor"]
+
+
+def test_a_skip_joined_at_twice_the_resolution(proven):
+    """quickgrid/paper-implementations' DDPM ``Up(x, skip_x, t)`` (here without its time embedding, still open):
+    ``cat([skip_x, upsample(x)])`` refused a skip of the input's size ("Expected size 32 but got size 64 for tensor
+    number 1"): the skip at 64, then both at the channels the join's convolution takes."""
+    model = proven["models.py:Up"]
+    assert model["status"] == "proven", model
+    x, skip = model["inputs"]
+    assert x.split(":")[0].split("x")[2:] == ["32", "32"] and skip.split(":")[0].split("x")[2:] == ["64", "64"], \
+        model["inputs"]
