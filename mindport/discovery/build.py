@@ -38,7 +38,7 @@ _INT_HINTS = [  # (name pattern, value) for required int-like parameters without
     # a block's expansion): a few times, not a size (wfactor=16 made a 43.8 M-parameter WideResNet, over the cap)
     (r"factor$|mult$|multiplier$|^widen|expansion$", 2),
     (r"(seq|max_len|block_size|context|length|n_ctx|max_seq)", 16),
-    (r"(img|image|input|patch)_?size|resolution", 32),
+    (r"(img|image|input)_?size|resolution", 32),  # (a patch_size: 4, below: 32 left no patch of a 16 x 16 image)
     (r"patch", 4),
     (r"(ch|chan|channels|planes|features|dim|size|width|hidden|embed|emb|d_model|units|filters|c)(_\w+)?$|^(in|out|c)_|"
      r"(^|_)(in|out|inp|oup|mid|hid)\w*$|^n_|^num_", 16),

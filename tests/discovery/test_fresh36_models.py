@@ -14,7 +14,8 @@ from tests.discovery._prove import prove_files
 # critic whose five stride-2 convolutions need 64 x 64 images, the size its constructor fixes; a BERT-style
 # configuration read for its activation's key, its experts and its initialiser's std; an Inception-ResNet block of
 # 1792 channels; a video network whose last pooling needs 224 x 224 frames; a conditional DCGAN generator; a head
-# reading the last of a configuration's sizes; a diffusion UNet's up block joining its skip at twice the size
+# reading the last of a configuration's sizes; a diffusion UNet's up block joining its skip at twice the size; an
+# MLP-Mixer sized by its patch and image
 MODELS = '''
 import math
 
@@ -226,6 +227,20 @@ class Up(nn.Module):
 
 def make_up():
     return Up(16, 8)
+
+
+class Mixer(nn.Module):
+    def __init__(self, hidden_dim, patch_size, height, width, num_classes):
+        super().__init__()
+        self.patch = nn.Conv2d(3, hidden_dim, patch_size, patch_size)
+        tokens = (height // patch_size) * (width // patch_size)
+        self.token_mix = nn.Linear(tokens, tokens)
+        self.head = nn.Linear(hidden_dim, num_classes)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2)
+        x = x + self.token_mix(x)
+        return self.head(x.mean(-1))
 '''
 
 
@@ -337,3 +352,11 @@ def test_a_skip_joined_at_twice_the_resolution(proven):
     x, skip = model["inputs"]
     assert x.split(":")[0].split("x")[2:] == ["32", "32"] and skip.split(":")[0].split("x")[2:] == ["64", "64"], \
         model["inputs"]
+
+
+def test_a_patch_size_is_a_patch_not_an_image(proven):
+    """Cheol-Will/paper-implementations' MLPMixer(hidden_dim, patch_size, height, width, ...): patch_size was given an
+    image's 32, height and width 16: no patch ("a layer of width 0")."""
+    model = proven["models.py:Mixer"]
+    assert model["status"] == "proven", model
+    assert "patch_size=4" in model["ctor"], model["ctor"]
