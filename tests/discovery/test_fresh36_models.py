@@ -15,7 +15,7 @@ from tests.discovery._prove import prove_files
 # configuration read for its activation's key, its experts and its initialiser's std; an Inception-ResNet block of
 # 1792 channels; a video network whose last pooling needs 224 x 224 frames; a conditional DCGAN generator; a head
 # reading the last of a configuration's sizes; a diffusion UNet's up block joining its skip at twice the size; an
-# MLP-Mixer sized by its patch and image
+# MLP-Mixer sized by its patch and image; a BERT prediction head given its bias after construction
 MODELS = '''
 import math
 
@@ -241,6 +241,17 @@ class Mixer(nn.Module):
         x = self.patch(x).flatten(2)
         x = x + self.token_mix(x)
         return self.head(x.mean(-1))
+
+
+class PredictionHead(nn.Module):
+    def __init__(self, hidden_size=16, vocab_size=40):
+        super().__init__()
+        self.dense = nn.Linear(hidden_size, hidden_size)
+        self.decoder = nn.Linear(hidden_size, vocab_size, bias=False)
+        self.decoder.bias = nn.Parameter(torch.zeros(vocab_size))
+
+    def forward(self, hidden_states):
+        return self.decoder(torch.tanh(self.dense(hidden_states)))
 '''
 
 
@@ -360,3 +371,12 @@ def test_a_patch_size_is_a_patch_not_an_image(proven):
     model = proven["models.py:Mixer"]
     assert model["status"] == "proven", model
     assert "patch_size=4" in model["ctor"], model["ctor"]
+
+
+def test_a_bias_given_after_construction_is_proven(proven):
+    """insight88/NLP-Models-PyTorch's PreTrainingHeads: ``Linear(h, vocab, bias=False)`` then ``.bias =
+    nn.Parameter(...)``: the port switches has_bias on (test_bias_writes.py), and the validator's settings check reads
+    the switch as it is now, not as the constructor had it ("bias differs: torch bias=True, MindSpore has_bias=False"
+    made the proof 'diverged'); the random draw gives the bias values."""
+    model = proven["models.py:PredictionHead"]
+    assert model["status"] == "proven", model

@@ -92,6 +92,10 @@ def ms_config(cell) -> dict:
                     cfg[key] = plain
         except TypeError:
             recorded = None
+        if recorded is not None and isinstance(vars(cell).get("has_bias"), bool):
+            # a switch construct reads on every call, changed after construction (a bias given to a layer built
+            # without one: mp_adapt.set_layer_attribute): its value now, not the constructor's
+            cfg["has_bias"] = vars(cell)["has_bias"]
     if recorded is None:
         for key, value in vars(cell).items():
             if key.startswith("_") or key in _MS_SKIP:
