@@ -54,7 +54,8 @@ class SelfCacheTransform(Rule):
     A ``@property`` or a ``forward`` that builds a cache on first use or rebuilds it when a size changes (an ``if``
     testing ``self.x`` that writes ``self.x = v``: ``if self._freqs is None``, Mistral's ``freqs_cis`` property,
     lit-llama's ``rope_cache``/``mask_cache``; ``if self.grid.shape[2:4] != x.shape[2:4]``, YOLOv3's grid) reads the
-    attribute once at the top of the method into a local ``_mp_<name>``, builds the local, keeps it on self with
+    attribute (and every other one the ``if`` writes beside it: ``self.rope_cos = cos`` under ``if self.rope_sin is
+    None``) once at the top of the method into a local ``_mp_<name>``, builds the local, keeps it on self with
     ``mp_framework.keep_cache(self, '<name>', _mp_<name>)`` and reads the local everywhere in the method. A graph does not see
     a write a property getter makes to ``self`` (the read after it gives ``None``), and in ``forward`` a tensor
     written to self and read back is an interpreted value later ops refuse ("Invalid input args for unpack call",
@@ -64,7 +65,8 @@ class SelfCacheTransform(Rule):
     reads what ``__init__`` set, so a cache whose value depends on the first call's input differs). Left as written:
     an attribute written other than by ``self.<name> = value`` (``+=``, a tuple target, a nested function), or
     written by a method the getter or ``forward`` calls, and an attribute ``__init__`` makes a Parameter or a buffer
-    (``register_buffer``, ``nn.Parameter``): MindSpore holds both as Parameters, and a graph keeps their write
+    (``register_buffer``, ``nn.Parameter``; not ``register_buffer("rope_sin", None)``, a plain ``None`` in the port,
+    which the cache fills: JunyuanHe's RoPE GPT): MindSpore holds both as Parameters, and a graph keeps their write
     (an Assign, seen by the next call), where ``keep_cache`` would drop it. normflows' ActNorm flag
     (``if not self.done > 0.0: ...; self.done = torch.tensor(1.0)``) so initialises once in a graph, as in torch.
 
