@@ -473,11 +473,44 @@ def own_names(cell):
     ``extend``, ``insert``) keeps a name without the container's path: ``layer_1.weight``, and two such containers
     give two Parameters one name (building an optimizer over them raised "its name 'layer_1.weight' already
     exists"). Called at the end of such an owner's ``__init__``; an owner later set as another Cell's attribute is
-    renamed by MindSpore from these paths, as usual. Returns the cell."""
+    renamed by MindSpore from these paths, as usual. Cells an attribute holds in a plain list, tuple or dict are
+    named too (:func:`_unregistered_members`). Returns the cell."""
     for name, param in cell.parameters_and_names():
         if param.name != name:
             param.name = name
+    _unregistered_members(cell)
     return cell
+
+
+_UNREGISTERED_NAMES: set[str] = set()  # the names given so far to the Parameters of unregistered members
+
+
+def _unregistered_members(cell) -> None:
+    """Modules a model keeps in a plain list, tuple or dict (minemile's DeepLabv3 ASPP: ``self.modules = []`` then
+    ``self.modules.append(...)``), which torch does not register: no state_dict entry, not in ``parameters()``, not
+    switched by the owner's ``train()``/``eval()``. The port keeps them so (a MindSpore Cell does not register a
+    plain list either), with torch's two facts MindSpore lacks: such a module stays in training mode, torch's
+    default (a MindSpore Cell starts in inference mode: a BatchNorm there used its moving statistics where torch's
+    used the batch's), and a static graph (GRAPH_MODE) needs its Parameters' names unique (MindSpore names them at
+    creation without a path: ``1.gamma`` of each Sequential, "its name '1.gamma' already exists"). Each is named by
+    its path from the owner (``modules.1.1.gamma``), with a suffix where another model of the process took the name
+    first."""
+    registered = {id(sub) for _, sub in cell.cells_and_names()}
+    for attr, value in vars(cell).items():
+        if not isinstance(value, (list, tuple, dict)):
+            continue
+        for key, member in (value.items() if isinstance(value, dict) else enumerate(value)):
+            if not isinstance(member, nn.Cell) or id(member) in registered:
+                continue
+            member.set_train(True)
+            for path, param in member.parameters_and_names():
+                wanted = name = f"{attr}.{key}.{path}"
+                count = 1
+                while name in _UNREGISTERED_NAMES:
+                    count += 1
+                    name = f"{wanted}_{count}"
+                _UNREGISTERED_NAMES.add(name)
+                param.name = name
 
 
 def extend(container, cells):
@@ -857,11 +890,14 @@ class ReflectionPad3d(_ReflectionPad):
 
 
 class UpsamplingBilinear2d(nn.Cell):
-    """torch.nn.UpsamplingBilinear2d: bilinear with align_corners=True."""
+    """torch.nn.UpsamplingBilinear2d: bilinear with align_corners=True. ``mode`` and ``align_corners`` are torch's
+    attributes of the layer, which the validator's settings check reads (without them it reported "align_corners
+    differs: torch True, MindSpore None" on a correct port: minemile's DeepLabv3 decoder)."""
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__()
         self.size, self.scale_factor = size, scale_factor
+        self.mode, self.align_corners = "bilinear", True
 
     def construct(self, x):
         return F.upsample_bilinear(x, self.size, self.scale_factor)

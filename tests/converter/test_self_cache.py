@@ -794,3 +794,90 @@ def test_an_attribute_the_class_never_sets_at_init_is_read_only_if_there(tmp_pat
     with torch.no_grad():
         want = torch_net(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+
+
+NONE_BUFFERS = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    def build_cache(seq_len, dim):
+        theta = 10000 ** (-torch.arange(0, dim, 2).float() / dim)
+        s = torch.einsum("i,j->ij", torch.arange(seq_len).float(), theta)
+        sin, cos = s.sin(), s.cos()
+        return torch.cat([sin, sin], dim=-1), torch.cat([cos, cos], dim=-1)
+
+
+    class Rope(nn.Module):
+        def __init__(self, dim=4, seq_len=8):
+            super().__init__()
+            self.fc = nn.Linear(dim, dim)
+            self.register_buffer("rope_sin", None)
+            self.register_buffer("rope_cos", None)
+            self.rope_seq_len = seq_len
+            self.dim = dim
+
+        def forward(self, x):
+            B, T, C = x.size()
+            if (self.rope_sin is None) or (T > self.rope_seq_len):
+                sin, cos = build_cache(T, self.dim)
+                self.rope_sin = sin
+                self.rope_cos = cos
+            sin = self.rope_sin[:, :T, :]
+            cos = self.rope_cos[:, :T, :]
+            return self.fc(x) * cos + sin
+""").replace("[:, :T, :]", "[:T]")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_cache_of_buffers_registered_as_none_and_its_companion_match(tmp_path, mode):
+    """JunyuanHe's mini-GPT with RoPE (first contact, session 35): ``register_buffer("rope_sin", None)`` (no tensor:
+    a plain ``None`` attribute in the port) filled in forward under ``if self.rope_sin is None``, with ``rope_cos``
+    written beside it. Read as buffers, neither was a cache, and GRAPH_MODE read the ``None`` __init__ set ("'int'
+    object is not subscriptable"); ``rope_cos``, not tested in the ``if``, was left even as a plain attribute."""
+    result = convert_source(NONE_BUFFERS)
+    code = result.code
+    assert "_mp_rope_sin = self.rope_sin\n        _mp_rope_cos = self.rope_cos\n" in code
+    assert "mp_framework.keep_cache(self, 'rope_cos', _mp_rope_cos)" in code and "cos = _mp_rope_cos[:T]" in code
+    assert_port_matches_in_mode(NONE_BUFFERS, code, "Rope", [_x((2, 5, 4))], tmp_path, "self_cache_nb", mode,
+                                atol=1e-5)
+
+
+def test_a_cache_of_buffers_registered_as_none_is_kept_in_pynative(tmp_path):
+    import mindspore as ms
+
+    code = convert_source(NONE_BUFFERS).code
+    net = load_module(code, tmp_path / "m_nb_keep.py", "m_nb_keep").Rope()
+    net(ms.Tensor(_x((2, 5, 4))))
+    assert tuple(net.rope_sin.shape) == (5, 4) and tuple(net.rope_cos.shape) == (5, 4)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_buffers_registered_as_none_and_filled_by_a_forward_move_and_match(tmp_path, mode):
+    """After torch's first forward ``rope_sin``/``rope_cos`` are buffers of its state_dict: the weights move into the
+    port (created as the Parameters a buffer is, since the port's class keeps them with ``keep_cache``, also where a
+    PyNative forward of the port left them there as plain tensors: migrate's proofs), and the
+    port then matches with them, in PyNative and in a graph, a sequence longer than the cache's rebuilding it."""
+    import mindspore as ms
+    import torch
+
+    code = convert_source(NONE_BUFFERS).code
+    t_mod = load_module(NONE_BUFFERS, tmp_path / "t_nb_state.py", "t_nb_state")
+    m_mod = load_module(code, tmp_path / f"m_nb_state_{mode}.py", f"m_nb_state_{mode}")
+    torch.manual_seed(0)
+    torch_net, ms_net = t_mod.Rope().eval(), m_mod.Rope()
+    ms_net.set_train(False)
+    with torch.no_grad():
+        torch_net(torch.from_numpy(_x((2, 5, 4))))
+    ms_net(ms.Tensor(_x((2, 5, 4))))  # a PyNative forward before: the caches are plain tensors on the port
+    assert {"rope_sin", "rope_cos"} <= set(torch_net.state_dict())
+    assert transfer_weights(torch_net.state_dict(), ms_net).ok
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    try:
+        for length in (5, 3, 11):
+            x = _x((2, length, 4), seed=length)
+            with torch.no_grad():
+                want = torch_net(torch.from_numpy(x)).numpy()
+            np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)

@@ -83,3 +83,33 @@ def test_a_1d_pool_window_is_not_a_finding(tmp_path):
                       inputs=["2x4x40:float32"], graph_mode=False)
     assert report.config_findings == [], report.config_findings
     assert report.ok and all(o.allclose for o in report.outputs)
+
+
+UP_BILINEAR = '''import torch
+import torch.nn as nn
+
+
+class Up(nn.Module):
+    """minemile's DeepLabv3 decoder: nn.UpsamplingBilinear2d, bilinear with align_corners=True."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 1)
+        self.up_4x = nn.UpsamplingBilinear2d(scale_factor=4)
+
+    def forward(self, x):
+        return self.up_4x(self.conv(x))
+'''
+
+
+def test_upsampling_bilinear_is_not_an_align_corners_finding(tmp_path):
+    """The runtime UpsamplingBilinear2d (align_corners=True, as torch's) is no "align_corners differs" trap: the
+    discovery proofs reported minemile's DeepLabv3 decoder as diverged on it."""
+    from mindport.migrator import convert_source
+
+    (tmp_path / "up_torch.py").write_text(UP_BILINEAR)
+    (tmp_path / "up_ms.py").write_text(convert_source(UP_BILINEAR).code)
+    report = validate(f"{tmp_path / 'up_torch.py'}:Up", f"{tmp_path / 'up_ms.py'}:Up",
+                      inputs=["2x3x5x5:float32"], graph_mode=True)
+    assert report.config_findings == [], report.config_findings
+    assert report.ok and all(o.allclose for o in report.outputs)

@@ -89,7 +89,15 @@ class ModuleMethodTransform(Rule):
 
     ``self.children()``/``self.named_children()`` in a model's forward read the Cell's ``_cells`` table (None left
     out): MindSpore 2.10's graph compiler crashes on ``cells()``/``name_cells()`` inside construct. A class that may
-    hold one sub-module under two names keeps ``cells()`` (torch lists it once, the table twice)."""
+    hold one sub-module under two names keeps ``cells()`` (torch lists it once, the table twice).
+
+    A model's ``__init__`` that adds a member to a container it holds (``self.net.add_module(...)``, ``append``,
+    ``extend``, ``insert``) or keeps modules in a plain list, tuple or dict (``self.heads = [nn.Linear(4, 4), ...]``)
+    ends with ``mindport.runtime.layers.own_names(self)``: every Parameter named by its path, as torch's state_dict
+    keys. Modules in a plain Python container are not registered in torch (no state_dict entry, not in
+    ``parameters()``, not switched by ``eval()``) nor in MindSpore; ``own_names`` keeps them so, names their
+    Parameters by their path (a graph refuses two Parameters of one name: ``1.gamma`` of each Sequential) and puts
+    them in torch's training mode, which the owner's ``eval()`` never reaches in torch (minemile's DeepLabv3 ASPP)."""
 
     EXAMPLES = (
         Example(
@@ -454,11 +462,36 @@ class ModuleMethodTransform(Rule):
         self._lists.append(_module_list_attributes(node) if node.name.value == "__init__" else frozenset())
 
     def visit_Assign(self, node) -> None:
+        if self._fills and self._functions[-1:] == ["__init__"] and self._classes \
+                and self._classes[-1] == (True, self._depth - 1) and self._holds_modules(node.value) \
+                and any(_self_path(t.target) for t in node.targets):
+            # self.heads = [nn.Linear(...), ...]: members torch does not register, which need names of their own in
+            # a graph and torch's training mode (mindport.runtime.layers.own_names)
+            self._fills[-1] = True
         names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
         if self._own_object(node.value):
             self._objects[-1].update(names)
         else:
             self._objects[-1].difference_update(names)
+
+    def _holds_modules(self, value) -> bool:
+        """A list, tuple or dict display or comprehension that calls a torch.nn layer class or a module class of the
+        file (``[nn.Linear(4, 4) for _ in range(2)]``): modules kept in a plain container."""
+        if not isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.DictComp)):
+            return False
+        found = []
+        scope, classes = self.scope, self._module_classes
+
+        class _Find(cst.CSTVisitor):
+            def visit_Call(self, node):
+                if isinstance(node.func, (cst.Name, cst.Attribute)):
+                    qual = scope.resolve(node.func) or ""
+                    leaf = (dotted_name(node.func) or "").rsplit(".", 1)[-1]
+                    if (qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1][:1].isupper()) or leaf in classes:
+                        found.append(node)
+
+        walk(value, _Find())
+        return bool(found)
 
     def _own_object(self, value) -> bool:
         """``Trainer(model)``: a call of a class this file defines that is not a module class, or of one imported

@@ -54,7 +54,8 @@ class SelfCacheTransform(Rule):
     A ``@property`` or a ``forward`` that builds a cache on first use or rebuilds it when a size changes (an ``if``
     testing ``self.x`` that writes ``self.x = v``: ``if self._freqs is None``, Mistral's ``freqs_cis`` property,
     lit-llama's ``rope_cache``/``mask_cache``; ``if self.grid.shape[2:4] != x.shape[2:4]``, YOLOv3's grid) reads the
-    attribute once at the top of the method into a local ``_mp_<name>``, builds the local, keeps it on self with
+    attribute (and every other one the ``if`` writes beside it: ``self.rope_cos = cos`` under ``if self.rope_sin is
+    None``) once at the top of the method into a local ``_mp_<name>``, builds the local, keeps it on self with
     ``mp_framework.keep_cache(self, '<name>', _mp_<name>)`` and reads the local everywhere in the method. A graph does not see
     a write a property getter makes to ``self`` (the read after it gives ``None``), and in ``forward`` a tensor
     written to self and read back is an interpreted value later ops refuse ("Invalid input args for unpack call",
@@ -64,7 +65,8 @@ class SelfCacheTransform(Rule):
     reads what ``__init__`` set, so a cache whose value depends on the first call's input differs). Left as written:
     an attribute written other than by ``self.<name> = value`` (``+=``, a tuple target, a nested function), or
     written by a method the getter or ``forward`` calls, and an attribute ``__init__`` makes a Parameter or a buffer
-    (``register_buffer``, ``nn.Parameter``): MindSpore holds both as Parameters, and a graph keeps their write
+    (``register_buffer``, ``nn.Parameter``; not ``register_buffer("rope_sin", None)``, a plain ``None`` in the port,
+    which the cache fills: JunyuanHe's RoPE GPT): MindSpore holds both as Parameters, and a graph keeps their write
     (an Assign, seen by the next call), where ``keep_cache`` would drop it. normflows' ActNorm flag
     (``if not self.done > 0.0: ...; self.done = torch.tensor(1.0)``) so initialises once in a graph, as in torch.
 
@@ -712,7 +714,7 @@ class _Class:
     # -- what cannot be threaded ------------------------------------------------------------------------------
     def _stored(self) -> set[str]:
         """Attributes that are parameters or buffers (``register_buffer("n", ...)``, ``self.n = nn.Parameter(...)``):
-        a graph writes those back (an Assign of the Parameter)."""
+        a graph writes those back (an Assign of the Parameter). Not one registered as ``None``: a plain attribute."""
         names: set[str] = set()
 
         class Visitor(cst.CSTVisitor):
@@ -720,7 +722,7 @@ class _Class:
                 func = node.func
                 leaf = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
                 if leaf in ("register_buffer", "register_parameter") and node.args \
-                        and isinstance(node.args[0].value, cst.SimpleString):
+                        and isinstance(node.args[0].value, cst.SimpleString) and not _none_buffer(node):
                     names.add(node.args[0].value.evaluated_value)
 
             def visit_Assign(self, node: cst.Assign) -> None:
@@ -1224,7 +1226,7 @@ def _parameters_and_buffers(methods) -> set[str]:
             def visit_Call(self, node: cst.Call) -> None:
                 if isinstance(node.func, cst.Attribute) and _is_self(node.func.value) \
                         and node.func.attr.value == "register_buffer" and node.args \
-                        and isinstance(node.args[0].value, cst.SimpleString):
+                        and isinstance(node.args[0].value, cst.SimpleString) and not _none_buffer(node):
                     found.add(node.args[0].value.raw_value)
 
             def visit_Assign(self, node: cst.Assign) -> None:
@@ -1237,9 +1239,19 @@ def _parameters_and_buffers(methods) -> set[str]:
     return found
 
 
+def _none_buffer(call: cst.Call) -> bool:
+    """``self.register_buffer("a", None)``: torch keeps no tensor (``self.a`` reads ``None``, and the state dict has
+    no entry), and the port writes ``self.a = None``, a plain attribute, which a cache built in forward may fill."""
+    value = next((a.value for a in call.args[1:2] if a.keyword is None), None)
+    value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "tensor"), value)
+    return isinstance(value, cst.Name) and value.value == "None"
+
+
 def _rebuilt(fn: cst.FunctionDef) -> list[str]:
     """Attributes an ``if`` of the method (at any depth, not in a nested function) tests and writes in its body:
-    ``if self.a is None: self.a = v``, ``if self.grid.shape[2:4] != x.shape[2:4]: self.grid = make(...)``."""
+    ``if self.a is None: self.a = v``, ``if self.grid.shape[2:4] != x.shape[2:4]: self.grid = make(...)``; and the
+    attributes the same body writes beside one so tested, rebuilt with it (``if self.rope_sin is None: sin, cos =
+    build(T); self.rope_sin = sin; self.rope_cos = cos``: the cos cache is built exactly when the sin cache is)."""
     found: list[str] = []
 
     class Visitor(cst.CSTVisitor):
@@ -1255,15 +1267,14 @@ def _rebuilt(fn: cst.FunctionDef) -> list[str]:
                         tested.add(inner.attr.value)
 
             walk(node.test, Reads())
-            for stmt in node.body.body:
-                if isinstance(stmt, cst.SimpleStatementLine):
-                    for small in stmt.body:
-                        if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                                and isinstance(small.targets[0].target, cst.Attribute) \
-                                and _is_self(small.targets[0].target.value) \
-                                and small.targets[0].target.attr.value in tested \
-                                and small.targets[0].target.attr.value not in found:
-                            found.append(small.targets[0].target.attr.value)
+            written = [small.targets[0].target.attr.value
+                       for stmt in node.body.body if isinstance(stmt, cst.SimpleStatementLine)
+                       for small in stmt.body
+                       if isinstance(small, cst.Assign) and len(small.targets) == 1
+                       and isinstance(small.targets[0].target, cst.Attribute)
+                       and _is_self(small.targets[0].target.value)]
+            if tested.intersection(written):
+                found.extend(attr for attr in dict.fromkeys(written) if attr not in found)
 
     walk(fn, Visitor())
     return found

@@ -62,9 +62,11 @@ def _create_lazy_buffers(state, cell, keys: list[str]) -> bool:
     """Buffers a model registers only on its first forward (pytorch-generative's ``__call__`` override sets
     ``self._c/_h/_w`` from the first image's shape, and its own ``load_state_dict`` override creates them before
     loading, so a fresh torch model takes the checkpoint): a torch key ``<cell path>.<name>`` whose Cell exists, lacks
-    ``name`` (absent or None), and whose own class code (not MindSpore's) assigns ``self.<name>`` is created here as
-    the non-trainable Parameter a buffer is, as that code would, then filled like any other. Any other unmatched key
-    stays an error (a renamed layer, a MindSpore layer's other parameter names). True when one was created."""
+    ``name`` (absent or None, or a plain tensor a PyNative forward of the port left there: a cache the port keeps as an
+    attribute, torch as the buffer ``register_buffer(name, None)`` made), and whose own class code (not MindSpore's)
+    assigns ``self.<name>`` is created here as the non-trainable Parameter a buffer is, as that code would, then
+    filled like any other. Any other unmatched key stays an error (a renamed layer, a MindSpore layer's other parameter
+    names). True when one was created."""
     import mindspore as ms
 
     created = False
@@ -72,7 +74,9 @@ def _create_lazy_buffers(state, cell, keys: list[str]) -> bool:
     for key in keys:
         path, _, name = key.rpartition(".")
         sub = cells.get(path)
-        if not isinstance(sub, ms.nn.Cell) or getattr(sub, name, None) is not None or not _own_code_sets(sub, name):
+        held = getattr(sub, name, None) if isinstance(sub, ms.nn.Cell) else None
+        if not isinstance(sub, ms.nn.Cell) or (held is not None and not _plain_tensor(held)) \
+                or not _own_code_sets(sub, name):
             continue
         value = np.array(state[key])
         setattr(sub, name, ms.Parameter(ms.Tensor(value), name=key, requires_grad=False))
@@ -80,9 +84,16 @@ def _create_lazy_buffers(state, cell, keys: list[str]) -> bool:
     return created
 
 
+def _plain_tensor(value) -> bool:
+    import mindspore as ms
+
+    return isinstance(value, ms.Tensor) and not isinstance(value, ms.Parameter)
+
+
 def _own_code_sets(sub, name: str) -> bool:
-    """Does a class of ``sub``'s, written by the project (not MindSpore's or mindport's), assign ``self.<name>``?"""
-    pattern = re.compile(rf"\bself\.{re.escape(name)}\s*=(?!=)")
+    """Does a class of ``sub``'s, written by the project (not MindSpore's or mindport's), assign ``self.<name>``?
+    Also as the port writes a cache built in forward: ``mp_framework.keep_cache(self, '<name>', ...)``."""
+    pattern = re.compile(rf"\bself\.{re.escape(name)}\s*=(?!=)|\bkeep_cache\(self, ['\"]{re.escape(name)}['\"]")
     for klass in type(sub).__mro__:
         module = getattr(klass, "__module__", "") or ""
         if module.split(".")[0] in ("mindspore", "mindport", "builtins", "abc"):

@@ -74,7 +74,8 @@ def torch_config(module) -> dict:
 
 
 def ms_config(cell) -> dict:
-    """Constructor arguments (with defaults) when recorded, else the cell's plain attributes."""
+    """Constructor arguments (with defaults) when recorded, else the cell's plain attributes; a mindport.runtime
+    Cell's plain attributes besides its constructor arguments."""
     import inspect
 
     cfg = {}
@@ -96,6 +97,12 @@ def ms_config(cell) -> dict:
             # a switch construct reads on every call, changed after construction (a bias given to a layer built
             # without one: mp_adapt.set_layer_attribute): its value now, not the constructor's
             cfg["has_bias"] = vars(cell)["has_bias"]
+    if recorded is not None and type(cell).__module__.startswith("mindport.runtime"):
+        # mindport's own layers keep torch's attribute names: what the constructor does not take is read there
+        # (UpsamplingBilinear2d's align_corners=True, fixed by the class as torch's is)
+        for key, value in vars(cell).items():
+            if not key.startswith("_") and key not in _MS_SKIP and key not in cfg and _plain(value) is not ...:
+                cfg[key] = _plain(value)
     if recorded is None:
         for key, value in vars(cell).items():
             if key.startswith("_") or key in _MS_SKIP:
