@@ -116,7 +116,7 @@ class SelfCacheTransform(Rule):
 
                     def _mp_encode(self, x, _mp_scale=None):
                         if _mp_scale is None:
-                            _mp_scale = self.scale
+                            _mp_scale = getattr(self, 'scale', None)
                         _mp_feature = self.fc(x) * _mp_scale
                         self.feature = _mp_feature
                         return _mp_feature
@@ -126,7 +126,7 @@ class SelfCacheTransform(Rule):
 
                     def decode(self, _mp_feature=None):
                         if _mp_feature is None:
-                            _mp_feature = self.feature
+                            _mp_feature = getattr(self, 'feature', None)
                         return self.fc(ops.relu(_mp_feature))
 
                     def construct(self, x):
@@ -137,7 +137,8 @@ class SelfCacheTransform(Rule):
                         return self.decode(_mp_feature=_mp_feature)
             """,
             note="A value written in one method and read in another is returned by the writer and passed to the "
-                 "reader, through a local _mp_<name>; each method still writes self.x.",
+                 "reader, through a local _mp_<name>; each method still writes self.x. An attribute the class does "
+                 "not set while it is built is read with getattr(self, name, None) when the caller gives none.",
         ),
         Example(
             before="""
