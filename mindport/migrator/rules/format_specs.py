@@ -30,19 +30,27 @@ def spec_arguments(call: cst.Call, scope) -> set[int]:
         given = isinstance(spec, cst.SimpleString) and spec.evaluated_value or spec is not None and not isinstance(
             spec, cst.SimpleString)
         return {0} if given and call.args[0].keyword is None and not call.args[0].star else set()
+    return {target for target, spec, conversion in _format_fields(call) if spec and conversion is None}
+
+
+def _format_fields(call: cst.Call) -> list[tuple[int, str, str | None]]:
+    """``"...".format(...)``'s replacement fields that name one of the call's arguments as a whole: (the argument's
+    position, the field's spec, its conversion); a field that reads into its value (``{0.x}``, ``{d[k]}``) is left
+    out, and so is every field of a call with starred arguments or of a string that is no plain literal."""
+    func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value == "format"
             and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString))):
-        return set()
+        return []
     text = func.value.evaluated_value  # None for a concatenation holding an f-string
     if not isinstance(text, str) or any(a.star for a in call.args):
-        return set()
+        return []
     try:
         fields = list(string.Formatter().parse(text))
     except ValueError:
-        return set()
+        return []
     positional = [i for i, a in enumerate(call.args) if a.keyword is None]
     keywords = {a.keyword.value: i for i, a in enumerate(call.args) if a.keyword is not None}
-    found: set[int] = set()
+    found = []
     auto = 0
     for _literal, name, spec, conversion in fields:
         if name is None:
@@ -56,8 +64,8 @@ def spec_arguments(call: cst.Call, scope) -> set[int]:
             target = keywords.get(name)
         else:  # {0.x}, {d[k]}: the field reads into the value
             target = None
-        if target is not None and spec and conversion is None:
-            found.add(target)
+        if target is not None:
+            found.append((target, spec, conversion))
     return found
 
 
@@ -74,35 +82,8 @@ def text_arguments(call: cst.Call, scope) -> dict[int, str]:
     if isinstance(func, cst.Name) and func.value in ("print", "str") and scope.resolve(func) is None:
         found = {i: "printable" for i, a in enumerate(call.args) if a.keyword is None and not a.star}
         return found if func.value == "print" or len(call.args) == 1 else {}
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "format"
-            and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString))):
-        return {}
-    text = func.value.evaluated_value
-    if not isinstance(text, str) or any(a.star for a in call.args):
-        return {}
-    try:
-        fields = list(string.Formatter().parse(text))
-    except ValueError:
-        return {}
-    positional = [i for i, a in enumerate(call.args) if a.keyword is None]
-    keywords = {a.keyword.value: i for i, a in enumerate(call.args) if a.keyword is not None}
-    found: dict[int, str] = {}
-    auto = 0
-    for _literal, name, spec, conversion in fields:
-        if name is None:
-            continue
-        if name == "":
-            index, auto = auto, auto + 1
-            target = positional[index] if index < len(positional) else None
-        elif name.isdigit():
-            target = positional[int(name)] if int(name) < len(positional) else None
-        elif name.isidentifier():
-            target = keywords.get(name)
-        else:
-            target = None
-        if target is not None and not spec and conversion in (None, "s"):
-            found[target] = "format_field" if conversion is None else "printable"
-    return found
+    return {target: "format_field" if conversion is None else "printable"
+            for target, spec, conversion in _format_fields(call) if not spec and conversion in (None, "s")}
 
 
 class FormatSpecTransform(Rule):
