@@ -113,3 +113,34 @@ def test_upsampling_bilinear_is_not_an_align_corners_finding(tmp_path):
                       inputs=["2x3x5x5:float32"], graph_mode=True)
     assert report.config_findings == [], report.config_findings
     assert report.ok and all(o.allclose for o in report.outputs)
+
+
+MODE_PADDED = '''
+import torch
+import torch.nn as nn
+
+
+class Token(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.circ = nn.Conv1d(4, 8, kernel_size=3, padding=1, padding_mode='circular', bias=False)
+        self.refl = nn.Conv2d(3, 4, kernel_size=3, padding=1, padding_mode='reflect')
+
+    def forward(self, x, img):
+        return self.circ(x).sum() + self.refl(img).sum()
+'''
+
+
+def test_a_mode_padded_convolution_is_not_a_padding_finding(tmp_path):
+    """mindport's mode-padded convolutions (torch's padding_mode 'circular'/'reflect', padded with ops.pad) keep
+    torch's padding_mode, which the settings check reads since it reads a runtime layer's attributes: "torch
+    padding_mode='circular' has no MindSpore Conv equivalent" made Autoformer's TokenEmbedding 'diverged'
+    (KaigeZheng/LTSF-model, hyperplasma/tsf-demo, after graph36's merge)."""
+    from mindport.migrator import convert_source
+
+    (tmp_path / "tok_torch.py").write_text(MODE_PADDED)
+    (tmp_path / "tok_ms.py").write_text(convert_source(MODE_PADDED).code)
+    report = validate(f"{tmp_path / 'tok_torch.py'}:Token", f"{tmp_path / 'tok_ms.py'}:Token",
+                      inputs=["2x4x10:float32", "1x3x6x6:float32"], graph_mode=True)
+    assert report.config_findings == [], report.config_findings
+    assert report.ok and all(o.allclose for o in report.outputs)

@@ -59,6 +59,8 @@ def _conv_padding(t: dict, m: dict) -> str | None:
     nd = len(t.get("kernel_size", (0, 0))) if isinstance(t.get("kernel_size"), tuple) else 2
     tp = t.get("padding", 0)
     if t.get("padding_mode", "zeros") != "zeros":
+        if m.get("padding_mode") == t["padding_mode"]:
+            return None  # mindport's mode-padded layer pads with torch's mode itself (runtime.layers._mode_padded)
         return f"torch padding_mode={t['padding_mode']!r} has no MindSpore Conv equivalent: pad explicitly (ops.pad)"
     if isinstance(tp, str):
         torch_pad = tp
