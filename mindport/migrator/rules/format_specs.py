@@ -30,27 +30,19 @@ def spec_arguments(call: cst.Call, scope) -> set[int]:
         given = isinstance(spec, cst.SimpleString) and spec.evaluated_value or spec is not None and not isinstance(
             spec, cst.SimpleString)
         return {0} if given and call.args[0].keyword is None and not call.args[0].star else set()
-    return {target for target, spec, conversion in _format_fields(call) if spec and conversion is None}
-
-
-def _format_fields(call: cst.Call) -> list[tuple[int, str, str | None]]:
-    """``"...".format(...)``'s replacement fields that name one of the call's arguments as a whole: (the argument's
-    position, the field's spec, its conversion); a field that reads into its value (``{0.x}``, ``{d[k]}``) is left
-    out, and so is every field of a call with starred arguments or of a string that is no plain literal."""
-    func = call.func
     if not (isinstance(func, cst.Attribute) and func.attr.value == "format"
             and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString))):
-        return []
+        return set()
     text = func.value.evaluated_value  # None for a concatenation holding an f-string
     if not isinstance(text, str) or any(a.star for a in call.args):
-        return []
+        return set()
     try:
         fields = list(string.Formatter().parse(text))
     except ValueError:
-        return []
+        return set()
     positional = [i for i, a in enumerate(call.args) if a.keyword is None]
     keywords = {a.keyword.value: i for i, a in enumerate(call.args) if a.keyword is not None}
-    found = []
+    found: set[int] = set()
     auto = 0
     for _literal, name, spec, conversion in fields:
         if name is None:
@@ -64,8 +56,8 @@ def _format_fields(call: cst.Call) -> list[tuple[int, str, str | None]]:
             target = keywords.get(name)
         else:  # {0.x}, {d[k]}: the field reads into the value
             target = None
-        if target is not None:
-            found.append((target, spec, conversion))
+        if target is not None and spec and conversion is None:
+            found.add(target)
     return found
 
 
@@ -82,8 +74,35 @@ def text_arguments(call: cst.Call, scope) -> dict[int, str]:
     if isinstance(func, cst.Name) and func.value in ("print", "str") and scope.resolve(func) is None:
         found = {i: "printable" for i, a in enumerate(call.args) if a.keyword is None and not a.star}
         return found if func.value == "print" or len(call.args) == 1 else {}
-    return {target: "format_field" if conversion is None else "printable"
-            for target, spec, conversion in _format_fields(call) if not spec and conversion in (None, "s")}
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "format"
+            and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString))):
+        return {}
+    text = func.value.evaluated_value
+    if not isinstance(text, str) or any(a.star for a in call.args):
+        return {}
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError:
+        return {}
+    positional = [i for i, a in enumerate(call.args) if a.keyword is None]
+    keywords = {a.keyword.value: i for i, a in enumerate(call.args) if a.keyword is not None}
+    found: dict[int, str] = {}
+    auto = 0
+    for _literal, name, spec, conversion in fields:
+        if name is None:
+            continue
+        if name == "":
+            index, auto = auto, auto + 1
+            target = positional[index] if index < len(positional) else None
+        elif name.isdigit():
+            target = positional[int(name)] if int(name) < len(positional) else None
+        elif name.isidentifier():
+            target = keywords.get(name)
+        else:
+            target = None
+        if target is not None and not spec and conversion in (None, "s"):
+            found[target] = "format_field" if conversion is None else "printable"
+    return found
 
 
 class FormatSpecTransform(Rule):
