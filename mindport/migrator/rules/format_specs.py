@@ -2,13 +2,12 @@
 docs/converter/format_specs.md shows both."""
 from __future__ import annotations
 
-import builtins
 import string
 
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.scopes import operand_kind, receiver_kind
+from mindport.migrator.scopes import receiver_kind
 from mindport.migrator.syntax import code_of
 from mindport.migrator.walk import parse_expression
 
@@ -65,12 +64,9 @@ def text_arguments(call: cst.Call, scope) -> dict[int, str]:
     """The positions of ``call``'s arguments written out as text without a spec, each with the runtime function that
     writes it as torch does: every positional argument of the builtin ``print`` and the one of ``str(x)``
     (``printable``: ``str`` of a torch tensor), the ``.format`` fields with neither a spec nor a conversion
-    (``"loss {}".format(loss)``) and ``format(x)`` (``format_field``, torch's ``Tensor.__format__``); starred
-    arguments are not counted. (Before, tensor_idioms flagged the ``.format`` and ``format`` cases MP102.)"""
+    (``"loss {}".format(loss)``: ``format_field``, torch's ``Tensor.__format__``); starred arguments are not
+    counted."""
     func = call.func
-    if isinstance(func, cst.Name) and func.value == "format" and scope.resolve(func) is None and len(call.args) == 1 \
-            and call.args[0].keyword is None and not call.args[0].star:
-        return {0: "format_field"}  # format(loss): Tensor.__format__ with an empty spec
     if isinstance(func, cst.Name) and func.value in ("print", "str") and scope.resolve(func) is None:
         found = {i: "printable" for i, a in enumerate(call.args) if a.keyword is None and not a.star}
         return found if func.value == "print" or len(call.args) == 1 else {}
@@ -149,7 +145,7 @@ class FormatSpecTransform(Rule):
 
                 def report(epoch, loss, correct, total, lr, batch):
                     print(f"epoch {mp_tensor.formattable(epoch):03d} loss {mp_tensor.formattable(loss):.4f} acc {mp_tensor.formattable(100.0 * correct / total):.2f} n={len(batch):d}")
-                    print("{:.6f} {} {lr:.1e}".format(mp_tensor.formattable(loss), epoch, lr=mp_tensor.formattable(lr)))
+                    print("{:.6f} {} {lr:.1e}".format(mp_tensor.formattable(loss), mp_tensor.format_field(epoch), lr=mp_tensor.formattable(lr)))
                     print(f"{loss.item():.4f} {loss!r:>10}", format(mp_tensor.formattable(loss), ".3e"))
             """,
             note="A value the rule cannot tell from a tensor goes through formattable (a Python number comes back as "
@@ -160,22 +156,19 @@ class FormatSpecTransform(Rule):
                 import torch
 
 
-                def report(pred, batch):
+                def report(loss, batch):
                     out = torch.zeros(2, 3)
-                    loss = torch.nn.functional.mse_loss(pred, out)
                     print(loss)
                     print(f"Loss D.: {loss}", out.shape, len(batch), "done")
                     print("loss {} of {}".format(loss, len(batch)), str(loss))
             """,
             after="""
                 from mindspore import ops
-                from mindport.runtime import nn_functional as mp_F
                 from mindport.runtime import tensor as mp_tensor
 
 
-                def report(pred, batch):
+                def report(loss, batch):
                     out = ops.zeros((2, 3))
-                    loss = mp_F.mse_loss(pred, out)
                     print(mp_tensor.printable(loss))
                     print(f"Loss D.: {mp_tensor.format_field(loss)}", mp_tensor.shape_text(out), len(batch), "done")
                     print("loss {} of {}".format(mp_tensor.format_field(loss), len(batch)), str(mp_tensor.printable(loss)))
@@ -189,13 +182,6 @@ class FormatSpecTransform(Rule):
         super().__init__(ctx)
         self._functions: list[cst.FunctionDef] = []
         self._comprehensions: list[cst.CSTNode] = []
-        self._looped: set[str] = set()  # names a for loop or a comprehension binds somewhere in the file
-
-    def visit_Module(self, node) -> None:
-        from mindport.migrator.native_facts import all_nodes
-
-        self._looped = {n for loop in (*all_nodes(node, cst.For), *all_nodes(node, cst.CompFor))
-                        for n in _target_names(loop.target)}
 
     def visit_FunctionDef(self, node) -> None:
         self._functions.append(node)
@@ -223,9 +209,7 @@ class FormatSpecTransform(Rule):
             return updated_node
         if updated_node.format_spec and updated_node.conversion is None:
             return updated_node.with_changes(expression=self._wrap(updated_node.expression))
-        if not updated_node.format_spec and updated_node.conversion in (None, "s") \
-                and (self._shape(original_node.expression) or self._tensor(original_node.expression)):
-            # f"{loss}", f"{loss!s}"
+        if not updated_node.format_spec and updated_node.conversion in (None, "s"):  # f"{loss}", f"{loss!s}"
             function = "format_field" if updated_node.conversion is None else "printable"
             if self._shape(original_node.expression):
                 return updated_node.with_changes(
@@ -247,7 +231,7 @@ class FormatSpecTransform(Rule):
             if self._shape(original_node.args[i].value):
                 args[i] = args[i].with_changes(value=self._shape_text(original_node.args[i].value, args[i].value))
                 changed = True
-            elif self._tensor(original_node.args[i].value) or self._holds_tensor(original_node.args[i].value):
+            elif self._may_be_tensor(original_node.args[i].value) or self._holds_tensor(original_node.args[i].value):
                 args[i] = args[i].with_changes(value=self._wrap(args[i].value, function))
                 changed = True
         return updated_node.with_changes(args=args) if changed else updated_node
@@ -256,34 +240,12 @@ class FormatSpecTransform(Rule):
         self.ctx.converted_sites += 1
         return parse_expression(f"{self.ctx.alias_for('mindport.runtime.tensor')}.{function}({code_of(expr)})")
 
-    def _tensor(self, expr) -> bool:
-        """Evidently a tensor (a torch call's result or a name bound to one; not a function's parameter, which
-        ``f"{einops_from} -> {einops_to}"`` shows is as likely a string): written out without a spec it goes through
-        printable/format_field. Values of unknown kind (``str(i)``, ``print(name, ...)``, ``f"k={self.k}"``) are
-        left as written: they are mostly strings and numbers, and wrapping each would bury the code in noise."""
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-            return False  # f"k={self.k}" in an extra_repr: a layer's setting
-        if not self._may_be_tensor(expr) or operand_kind(expr, self.scope) == "param":
-            return False
-        kind = receiver_kind(expr, self.scope)
-        # a name of unknown kind that no loop binds: the loss a training script prints (``loss = criterion(out, y)``,
-        # ``out, loss = m(xb, yb)``: what a file's own callables return is not known here)
-        if kind == "tensor":
-            return True
-        if kind == "other" and isinstance(expr, cst.Name):
-            return expr.value not in self._looped
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):  # print(loss * 3)
-            return self._tensor(expr.left) or self._tensor(expr.right)
-        # print(model(x)): a call of the file's own model or function (not a builtin, not an import)
-        return kind == "other" and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) \
-            and not hasattr(builtins, expr.func.value) and self.scope.resolve(expr.func) is None
-
     def _holds_tensor(self, expr) -> bool:
-        """A list, tuple or dict display with an element evidently a tensor (``print([loss_d, loss_g])``)."""
+        """A list, tuple or dict display with an element that may be a tensor (``print([loss_d, loss_g])``)."""
         if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
-            return any(not isinstance(e, cst.StarredElement) and self._tensor(e.value) for e in expr.elements)
+            return any(not isinstance(e, cst.StarredElement) and self._may_be_tensor(e.value) for e in expr.elements)
         if isinstance(expr, cst.Dict):
-            return any(isinstance(e, cst.DictElement) and self._tensor(e.value) for e in expr.elements)
+            return any(isinstance(e, cst.DictElement) and self._may_be_tensor(e.value) for e in expr.elements)
         return False
 
     def _shape(self, expr) -> bool:

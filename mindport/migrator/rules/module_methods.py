@@ -109,12 +109,11 @@ class ModuleMethodTransform(Rule):
                     return model.state_dict()
             """,
             after="""
-                from mindport.runtime import tensor as mp_tensor
                 from mindport.runtime import containers as mp_containers
                 def report(model):
                     model.set_train(False)
                     for name, p in mp_containers.named_parameters(model):
-                        print(name, mp_tensor.shape_text(p))
+                        print(name, p.shape)
                     return model.state_dict()
             """,
             note="Module methods become the Cell methods of the same meaning (state_dict is the Cell's own: keys "

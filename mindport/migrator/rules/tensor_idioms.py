@@ -312,6 +312,7 @@ class TensorIdiomTransform(Rule):
             if not value.lpar and not isinstance(value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                 value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # (lambda: m)()
             return value
+        self._flag_format(original_node)
         if self._dtype_text(original_node):
             self.ctx.converted_sites += 1
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.dtype_text"),
@@ -372,6 +373,23 @@ class TensorIdiomTransform(Rule):
         return isinstance(node.func, cst.Name) and node.func.value == "abs" and self.scope.resolve(node.func) is None \
             and len(node.args) == 1 and node.args[0].keyword is None and not node.args[0].star \
             and self._is_complex(node.args[0].value)
+
+    def _flag_format(self, node: cst.Call) -> None:
+        """``format(t)`` and ``"{}".format(t)`` of an evident tensor, without a spec: torch writes
+        ``tensor([1., 2., 3.])``, MindSpore ``[1. 2. 3.]`` (with a spec, FormatSpecTransform gives torch's number)."""
+        func = node.func
+        with_spec = spec_arguments(node, self.scope)  # formatted with a spec: FormatSpecTransform converts them
+        if isinstance(func, cst.Name) and func.value == "format" and self.scope.resolve(func) is None:
+            values = [a.value for i, a in enumerate(node.args[:1]) if i not in with_spec]
+        elif isinstance(func, cst.Attribute) and func.attr.value == "format" \
+                and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
+            values = [a.value for i, a in enumerate(node.args) if i not in with_spec]
+        else:
+            return
+        if any(_evident_tensor(value, self.scope) for value in values):
+            self.remark(node, "MP102", "a tensor formatted without a spec: torch writes 'tensor([1., 2., 3.])' "
+                      "(a 0-d one 'tensor(3.2500)'), MindSpore '[1. 2. 3.]'", "format t.item() for a number; for the text of a tensor, accept "
+                      "MindSpore's or write it out", "torch.Tensor.__format__")
 
     def visit_With(self, node: cst.With) -> None:
         if self._grad_context(node):
