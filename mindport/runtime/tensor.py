@@ -869,15 +869,6 @@ def printable(x):
     return x
 
 
-def shape_text(owner, read="shape"):
-    """``print(x.shape)`` / ``print(x.size())`` (``read`` "size"): a tensor's shape as ``torch.Size([2, 3])``
-    (:class:`Size`, torch's text; MindSpore's shape is the tuple ``(2, 3)``); any other object's own ``shape`` (a
-    numpy array's tuple) or ``size()`` as it is."""
-    if isinstance(owner, ms.Tensor):
-        return Size(owner.shape)
-    return owner.size() if read == "size" else owner.shape
-
-
 def format_field(x):
     """``f"{x}"`` or ``"{}".format(x)`` (a field without a spec) as torch's ``Tensor.__format__`` writes it: a 0-d
     tensor (not a Parameter) as its Python number, ``0.3652275800704956`` (MindSpore writes the float32 text

@@ -131,9 +131,6 @@ print(f"Loss D.: {loss}")
 print("loss {}".format(loss), str(loss))
 print(x.shape, x.size())
 print(f"shape {x.shape}")
-out, _ = model(x), 0
-a = np.zeros((2, 5))
-print(out.shape, a.shape, f"{out.size()}")
 with torch.no_grad():
     print(model(x))
     print(loss * 3)

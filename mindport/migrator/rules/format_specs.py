@@ -124,8 +124,8 @@ class FormatSpecTransform(Rule):
     float32 text ``0.36522743``) and any other tensor as its ``str``. One thing torch writes cannot be kept: the name
     of the autograd node (``grad_fn=<MseLossBackward0>``), which MindSpore's tensors do not carry; a printed loss is
     ``tensor(0.6931)``. Anything not a tensor comes back from both as it is. A tensor's ``x.shape`` or ``x.size()``
-    written out so becomes ``mp_tensor.shape_text(x)``, which writes ``torch.Size([16, 64, 28])`` for a tensor as
-    torch does (MindSpore's tuple is ``(16, 64, 28)``) and any other object's ``shape`` as it is.
+    written out so becomes ``mp_tensor.Size(...)``, which writes ``torch.Size([16, 64, 28])`` as torch does where
+    MindSpore's tuple is ``(16, 64, 28)``.
     """
 
     EXAMPLES = (
@@ -170,7 +170,7 @@ class FormatSpecTransform(Rule):
                 def report(loss, batch):
                     out = ops.zeros((2, 3))
                     print(mp_tensor.printable(loss))
-                    print(f"Loss D.: {mp_tensor.format_field(loss)}", mp_tensor.shape_text(out), len(batch), "done")
+                    print(f"Loss D.: {mp_tensor.format_field(loss)}", mp_tensor.Size(out.shape), len(batch), "done")
                     print("loss {} of {}".format(mp_tensor.format_field(loss), len(batch)), str(mp_tensor.printable(loss)))
             """,
             note="A tensor printed (tensor(0.6931)) or formatted without a spec (its number, 0.6931471824645996) is "
@@ -212,8 +212,7 @@ class FormatSpecTransform(Rule):
         if not updated_node.format_spec and updated_node.conversion in (None, "s"):  # f"{loss}", f"{loss!s}"
             function = "format_field" if updated_node.conversion is None else "printable"
             if self._shape(original_node.expression):
-                return updated_node.with_changes(
-                    expression=self._shape_text(original_node.expression, updated_node.expression))
+                function = "Size"
             return updated_node.with_changes(expression=self._wrap(updated_node.expression, function))
         return updated_node
 
@@ -229,7 +228,7 @@ class FormatSpecTransform(Rule):
             if i in wrap:
                 continue
             if self._shape(original_node.args[i].value):
-                args[i] = args[i].with_changes(value=self._shape_text(original_node.args[i].value, args[i].value))
+                args[i] = args[i].with_changes(value=self._wrap(args[i].value, "Size"))
                 changed = True
             elif self._may_be_tensor(original_node.args[i].value) or self._holds_tensor(original_node.args[i].value):
                 args[i] = args[i].with_changes(value=self._wrap(args[i].value, function))
@@ -258,21 +257,7 @@ class FormatSpecTransform(Rule):
             owner = expr.func.value
         else:
             return False
-        return receiver_kind(owner, self.scope) in ("tensor", "other")
-
-    def _shape_text(self, original, updated):
-        """``mp_tensor.shape_text(owner)`` for ``owner.shape`` / ``owner.size()`` (torch.Size's text for a tensor,
-        decided at run time: the owner's kind may be unknown here); ``mp_tensor.Size(...)`` of a shape another rule
-        rewrote, where the owner is evidently a tensor; else the value as it is."""
-        if isinstance(updated, cst.Attribute) and updated.attr.value == "shape":
-            return self._wrap(updated.value, "shape_text")
-        if isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute) \
-                and updated.func.attr.value == "size" and not updated.args:
-            self.ctx.converted_sites += 1
-            return parse_expression(f"{self.ctx.alias_for('mindport.runtime.tensor')}.shape_text("
-                                    f"{code_of(updated.func.value)}, 'size')")
-        receiver = original.value if isinstance(original, cst.Attribute) else original.func.value
-        return self._wrap(updated, "Size") if receiver_kind(receiver, self.scope) == "tensor" else updated
+        return receiver_kind(owner, self.scope) == "tensor"
 
     def _may_be_tensor(self, expr) -> bool:
         if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
