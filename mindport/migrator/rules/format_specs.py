@@ -60,47 +60,6 @@ def spec_arguments(call: cst.Call, scope) -> set[int]:
     return found
 
 
-def text_arguments(call: cst.Call, scope) -> dict[int, str]:
-    """The positions of ``call``'s arguments written out as text without a spec, each with the runtime function that
-    writes it as torch does: every positional argument of the builtin ``print`` and the one of ``str(x)``
-    (``printable``: ``str`` of a torch tensor), the ``.format`` fields with neither a spec nor a conversion
-    (``"loss {}".format(loss)``: ``format_field``, torch's ``Tensor.__format__``); starred arguments are not
-    counted."""
-    func = call.func
-    if isinstance(func, cst.Name) and func.value in ("print", "str") and scope.resolve(func) is None:
-        found = {i: "printable" for i, a in enumerate(call.args) if a.keyword is None and not a.star}
-        return found if func.value == "print" or len(call.args) == 1 else {}
-    if not (isinstance(func, cst.Attribute) and func.attr.value == "format"
-            and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString))):
-        return {}
-    text = func.value.evaluated_value
-    if not isinstance(text, str) or any(a.star for a in call.args):
-        return {}
-    try:
-        fields = list(string.Formatter().parse(text))
-    except ValueError:
-        return {}
-    positional = [i for i, a in enumerate(call.args) if a.keyword is None]
-    keywords = {a.keyword.value: i for i, a in enumerate(call.args) if a.keyword is not None}
-    found: dict[int, str] = {}
-    auto = 0
-    for _literal, name, spec, conversion in fields:
-        if name is None:
-            continue
-        if name == "":
-            index, auto = auto, auto + 1
-            target = positional[index] if index < len(positional) else None
-        elif name.isdigit():
-            target = positional[int(name)] if int(name) < len(positional) else None
-        elif name.isidentifier():
-            target = keywords.get(name)
-        else:
-            target = None
-        if target is not None and not spec and conversion in (None, "s"):
-            found[target] = "format_field" if conversion is None else "printable"
-    return found
-
-
 class FormatSpecTransform(Rule):
     """A value formatted with a spec, ``f"{loss:.4f}"``, ``"{:.6f}".format(loss)`` or ``format(loss, ".4f")``,
     becomes
@@ -112,20 +71,8 @@ class FormatSpecTransform(Rule):
     tensor's number to the spec and returns anything else unchanged. Values known to be Python numbers or strings
     (literals, ``len(...)``, ``float(...)``, ``x.item()``, sizes; arithmetic of numbers, ``sum(p.numel() for p in
     params)``, a name bound by a comprehension or a loop over ``range(...)``, or a local name every binding of which
-    is a number) are left as written, as are fields with a conversion (``!r``) and ``.format`` fields that name an
-    attribute or an item (``{0.x}``).
-
-    A value that may be a tensor written out as text without a spec keeps the torch script's text, which people read
-    and recipes parse in training logs. ``print(loss)`` and ``str(loss)`` become ``mp_tensor.printable(loss)``:
-    torch's ``str`` of a tensor (``tensor(0.6931)``, ``tensor([1, 2])``, a list of tensors as ``[tensor(1.),
-    tensor(2.)]``) where MindSpore writes ``0.6931`` for a 0-d tensor and ``Tensor(shape=[2], dtype=Int64, value=
-    [1, 2])`` inside a list. ``f"{loss}"`` and ``"{}".format(loss)`` become ``mp_tensor.format_field(loss)``: torch's
-    ``Tensor.__format__`` writes a 0-d tensor as its Python number (``0.3652275800704956``, where MindSpore writes the
-    float32 text ``0.36522743``) and any other tensor as its ``str``. One thing torch writes cannot be kept: the name
-    of the autograd node (``grad_fn=<MseLossBackward0>``), which MindSpore's tensors do not carry; a printed loss is
-    ``tensor(0.6931)``. Anything not a tensor comes back from both as it is. A tensor's ``x.shape`` or ``x.size()``
-    written out so becomes ``mp_tensor.Size(...)``, which writes ``torch.Size([16, 64, 28])`` as torch does where
-    MindSpore's tuple is ``(16, 64, 28)``.
+    is a number) are left as written, as are fields without a spec, fields with a conversion (``!r``) and ``.format``
+    fields that name an attribute or an item (``{0.x}``).
     """
 
     EXAMPLES = (
@@ -145,36 +92,11 @@ class FormatSpecTransform(Rule):
 
                 def report(epoch, loss, correct, total, lr, batch):
                     print(f"epoch {mp_tensor.formattable(epoch):03d} loss {mp_tensor.formattable(loss):.4f} acc {mp_tensor.formattable(100.0 * correct / total):.2f} n={len(batch):d}")
-                    print("{:.6f} {} {lr:.1e}".format(mp_tensor.formattable(loss), mp_tensor.format_field(epoch), lr=mp_tensor.formattable(lr)))
+                    print("{:.6f} {} {lr:.1e}".format(mp_tensor.formattable(loss), epoch, lr=mp_tensor.formattable(lr)))
                     print(f"{loss.item():.4f} {loss!r:>10}", format(mp_tensor.formattable(loss), ".3e"))
             """,
             note="A value the rule cannot tell from a tensor goes through formattable (a Python number comes back as "
-                 "it is); .item(), len() and fields with !r are left alone.",
-        ),
-        Example(
-            before="""
-                import torch
-
-
-                def report(loss, batch):
-                    out = torch.zeros(2, 3)
-                    print(loss)
-                    print(f"Loss D.: {loss}", out.shape, len(batch), "done")
-                    print("loss {} of {}".format(loss, len(batch)), str(loss))
-            """,
-            after="""
-                from mindspore import ops
-                from mindport.runtime import tensor as mp_tensor
-
-
-                def report(loss, batch):
-                    out = ops.zeros((2, 3))
-                    print(mp_tensor.printable(loss))
-                    print(f"Loss D.: {mp_tensor.format_field(loss)}", mp_tensor.Size(out.shape), len(batch), "done")
-                    print("loss {} of {}".format(mp_tensor.format_field(loss), len(batch)), str(mp_tensor.printable(loss)))
-            """,
-            note="A tensor printed (tensor(0.6931)) or formatted without a spec (its number, 0.6931471824645996) is "
-                 "written as torch writes it; literals and len() are left alone.",
+                 "it is); .item(), len() and fields without a spec or with !r are left alone.",
         ),
     )
 
@@ -205,16 +127,10 @@ class FormatSpecTransform(Rule):
         return updated_node
 
     def leave_FormattedStringExpression(self, original_node, updated_node):
-        if not (self._may_be_tensor(original_node.expression) or self._shape(original_node.expression)):
+        if not updated_node.format_spec or updated_node.conversion is not None \
+                or not self._may_be_tensor(original_node.expression):
             return updated_node
-        if updated_node.format_spec and updated_node.conversion is None:
-            return updated_node.with_changes(expression=self._wrap(updated_node.expression))
-        if not updated_node.format_spec and updated_node.conversion in (None, "s"):  # f"{loss}", f"{loss!s}"
-            function = "format_field" if updated_node.conversion is None else "printable"
-            if self._shape(original_node.expression):
-                function = "Size"
-            return updated_node.with_changes(expression=self._wrap(updated_node.expression, function))
-        return updated_node
+        return updated_node.with_changes(expression=self._wrap(updated_node.expression))
 
     def leave_Call(self, original_node, updated_node):
         wrap = spec_arguments(original_node, self.scope)
@@ -224,40 +140,11 @@ class FormatSpecTransform(Rule):
             if self._may_be_tensor(original_node.args[i].value):
                 args[i] = args[i].with_changes(value=self._wrap(args[i].value))
                 changed = True
-        for i, function in sorted(text_arguments(original_node, self.scope).items()):
-            if i in wrap:
-                continue
-            if self._shape(original_node.args[i].value):
-                args[i] = args[i].with_changes(value=self._wrap(args[i].value, "Size"))
-                changed = True
-            elif self._may_be_tensor(original_node.args[i].value) or self._holds_tensor(original_node.args[i].value):
-                args[i] = args[i].with_changes(value=self._wrap(args[i].value, function))
-                changed = True
         return updated_node.with_changes(args=args) if changed else updated_node
 
-    def _wrap(self, expr, function: str = "formattable"):
+    def _wrap(self, expr):
         self.ctx.converted_sites += 1
-        return parse_expression(f"{self.ctx.alias_for('mindport.runtime.tensor')}.{function}({code_of(expr)})")
-
-    def _holds_tensor(self, expr) -> bool:
-        """A list, tuple or dict display with an element that may be a tensor (``print([loss_d, loss_g])``)."""
-        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
-            return any(not isinstance(e, cst.StarredElement) and self._may_be_tensor(e.value) for e in expr.elements)
-        if isinstance(expr, cst.Dict):
-            return any(isinstance(e, cst.DictElement) and self._may_be_tensor(e.value) for e in expr.elements)
-        return False
-
-    def _shape(self, expr) -> bool:
-        """``x.shape`` or ``x.size()`` of a value that may be a tensor: torch writes a ``torch.Size([2, 3])``,
-        MindSpore's shape is a plain tuple, ``(2, 3)`` (``mp_tensor.Size`` writes torch's text)."""
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "shape":
-            owner = expr.value
-        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
-                and not expr.args:
-            owner = expr.func.value
-        else:
-            return False
-        return receiver_kind(owner, self.scope) == "tensor"
+        return parse_expression(f"{self.ctx.alias_for('mindport.runtime.tensor')}.formattable({code_of(expr)})")
 
     def _may_be_tensor(self, expr) -> bool:
         if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
