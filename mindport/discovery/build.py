@@ -1654,9 +1654,9 @@ def _grid_value(name: str, spec: str) -> int | None:
 
 def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     """The forms tried for a forward argument after the first, from its name and the first input's spec: a time step,
-    a dense graph (or a sparse one: ``edge_index``, 2 x E node indices), a mask of ones (channel-first ``B x 1 x T`` for a ``B x C x T`` input, else ``B x T``), lengths
-    (every sequence whole), else the first input's form again (at the argument's own ``rank`` when the forward reads
-    one: ``B, S, H, D = values.shape``)."""
+    a dense graph (or a sparse one: ``edge_index``, 2 x E node indices), a mask of ones (channel-first ``B x 1 x T``
+    for a ``B x C x T`` input, else ``B x T``), lengths (every sequence whole), else the first input's form again
+    (at the argument's own ``rank`` when the forward reads one: ``B, S, H, D = values.shape``)."""
     dims = spec.split(":")[0].split("x")
     batch = dims[0]
     if name in ("t", "time", "times", "timestep", "timesteps", "noise_level", "sigma", "sigmas", "step"):
@@ -1969,6 +1969,30 @@ def _channels_as(spec: str, was: str, now: str) -> str:
     if len(da) != len(db) or len(db) != len(dc) or len(da) < 3 or a[2] != b[2] or da[1] != db[1]:
         return spec
     return "x".join([da[0], dc[1], *da[2:]]) + ":" + a[2]
+
+
+def _insert_next(tries: list, after: list, retries, room: int) -> int:
+    """The ``retries`` not in ``tries`` yet inserted right after ``after``, in order, at most ``room`` of them (a
+    hint's budget): how many were."""
+    at, n = tries.index(after) + 1, 0
+    for retry in retries:
+        if n >= room:
+            break
+        if retry not in tries:
+            tries.insert(at + n, retry)
+            n += 1
+    return n
+
+
+def _at_size(spec: str, was: str, now: str) -> str | None:
+    """``spec`` (B x C x spatial axes) with its spatial axes of size ``was`` at ``now``, within MAX_ELEMENTS; None
+    when it has no such axis (or another form)."""
+    shape, sep, rest = spec.partition(":")
+    dims = shape.split("x")
+    if not re.fullmatch(r"\d+(x\d+){2,}", shape) or was not in dims[2:]:
+        return None
+    moved = "x".join(dims[:2] + [now if d == was else d for d in dims[2:]]) + sep + rest
+    return moved if _elements(moved) <= MAX_ELEMENTS else None
 
 
 def _join_sizes(problem: str) -> tuple[str, str] | None:
@@ -2366,12 +2390,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             if failure is not None and _NONE_USE.search(problem) and optional < 8:
                 # an optional argument left at None that the forward uses as a tensor: the same inputs with a
                 # tensor for it (``_optional_tensor_inputs``), tried next
-                at = tries.index(specs) + 1
-                for retry in _optional_tensor_inputs(model, fwd, specs, _none_names(failure)):
-                    if retry not in tries and optional < 8:
-                        tries.insert(at, retry)
-                        at += 1
-                        optional += 1
+                optional += _insert_next(tries, specs, _optional_tensor_inputs(model, fwd, specs, _none_names(failure)),
+                                         8 - optional)
             joined = _joined_width_hint(problem, specs[0]) if problem is not None and specs \
                 and specs[0].startswith("[") and hinted < 3 else None
             if joined is not None:  # a list input's joined feature vector at the width the model's Linear takes
@@ -2407,38 +2427,23 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                         if retry not in tries and hinted < 4:
                             tries.append(retry)
                             hinted += 1
-            culprits = getattr(failure, "mp_inputs", None) or set()
-            if len(specs) > 1 and culprits and 0 not in culprits and others < 10:
-                # a shape error about another argument, given to the layer that refused it (a time series'
-                # time-feature marks, Autoformer's ``x_mark_enc`` at its ``Linear(4, d_model)`` beside the series
-                # it marks): that argument in the form the error names, next (depth first: the encoder's marks,
-                # then the decoder's)
-                at = tries.index(specs) + 1
-                for i, spec in enumerate(specs[1:], 1):
-                    if i in culprits and spec[:1].isdigit() and _elements(spec) > 0:
-                        for other in _size_hint(problem, spec)[:1]:
-                            retry = [*specs[:i], other, *specs[i + 1:]]
-                            if retry not in tries and others < 10:
-                                tries.insert(at, retry)
-                                at += 1
-                                others += 1
-            joined = _join_sizes(problem) if failure is not None and len(specs) > 1 else None
-            if joined is not None and others < 10:
+            reshaped = []  # other arguments in the form a shape error names, tried next (depth first)
+            sizes = _join_sizes(problem) if failure is not None and len(specs) > 1 else None
+            if sizes is not None:
                 # a join of two arguments at different resolutions (a UNet's up block: ``x`` upsampled, then
                 # ``cat([skip_x, x], dim=1)``: "Expected size 32 but got size 64 for tensor number 1"): each other
-                # argument with the axes of the one size at the other, next
-                at = tries.index(specs) + 1
-                for i, spec in enumerate(specs[1:], 1):
-                    shape, sep, rest = spec.partition(":")
-                    dims = shape.split("x")
-                    if not re.fullmatch(r"\d+(x\d+){2,}", shape) or joined[0] not in dims[2:]:
-                        continue
-                    moved = "x".join(dims[:2] + [joined[1] if d == joined[0] else d for d in dims[2:]]) + sep + rest
-                    retry = [*specs[:i], moved, *specs[i + 1:]]
-                    if retry not in tries and _elements(moved) <= MAX_ELEMENTS and others < 10:
-                        tries.insert(at, retry)
-                        at += 1
-                        others += 1
+                # argument with the axes of the one size at the other
+                reshaped += [[*specs[:i], moved, *specs[i + 1:]] for i, spec in enumerate(specs[1:], 1)
+                             if (moved := _at_size(spec, *sizes)) is not None]
+            culprits = getattr(failure, "mp_inputs", None) or set()
+            if len(specs) > 1 and culprits and 0 not in culprits:
+                # a shape error about another argument, given to the layer that refused it (a time series'
+                # time-feature marks, Autoformer's ``x_mark_enc`` at its ``Linear(4, d_model)`` beside the series
+                # it marks): that argument in the form the error names (the encoder's marks, then the decoder's)
+                reshaped += [[*specs[:i], other, *specs[i + 1:]] for i, spec in enumerate(specs[1:], 1)
+                             if i in culprits and spec[:1].isdigit() and _elements(spec) > 0
+                             for other in _size_hint(problem, spec)[:1]]
+            others += _insert_next(tries, specs, reshaped, 10 - others)
             if problem is None:
                 result.update(status="built", ctor=ctor, ctor_source=origin, inputs=specs, params=n_params,
                               build_seconds=round(time.perf_counter() - t, 3),

@@ -388,7 +388,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
     uses: dict[str, set] = {n: set() for n in required}
     attrs: dict[str, dict] = {n: {} for n in required}
     table_keys = {id(n.slice): n.value.id for n in ast.walk(cls) if isinstance(n, ast.Subscript)
-             and isinstance(n.value, ast.Name) and n.value.id in (tables or {})}
+                  and isinstance(n.value, ast.Name) and n.value.id in (tables or {})}
     lengths: dict[str, int] = {}
     counts: set[str] = set()  # used as a count or a size (Param.count)
     derived = _derived_locals(cls, which)  # out_feats = scale * scale * args.n_colors -> {scale}

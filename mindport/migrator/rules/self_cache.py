@@ -593,7 +593,7 @@ class _Class:
 
     def _set_at_init(self, building: set[str]) -> set[str]:
         """The attributes a built object has: those ``__init__`` and the methods it calls write, the class body's."""
-        names = set().union(set(), *(self._direct(self.methods[n])[1] for n in building if n in self.methods))
+        names = set().union(*(self._direct(self.methods[n])[1] for n in building if n in self.methods))
         for stmt in self.cls.body.body:
             for small in (stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ()):
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
