@@ -72,17 +72,23 @@ class Trend(nn.Module):
 '''
 
 
+def _assert_no_finding(tmp_path, source: str, cls: str, inputs: list[str], graph_mode: bool) -> None:
+    """The torch program and its conversion validated against each other: no settings finding, outputs equal."""
+    from mindport.migrator import convert_source
+
+    stem = cls.lower()  # a module name of each program's own
+    (tmp_path / f"{stem}_torch.py").write_text(source)
+    (tmp_path / f"{stem}_ms.py").write_text(convert_source(source).code)
+    report = validate(f"{tmp_path / f'{stem}_torch.py'}:{cls}", f"{tmp_path / f'{stem}_ms.py'}:{cls}",
+                      inputs=inputs, graph_mode=graph_mode)
+    assert report.config_findings == [], report.config_findings
+    assert report.ok and all(o.allclose for o in report.outputs)
+
+
 def test_a_1d_pool_window_is_not_a_finding(tmp_path):
     """A 1-D pool's window: (25,) in torch and 25 in MindSpore are one window, not a "pooling window differs" trap
     (the discovery sweep reported FEDformer's correct port as diverged)."""
-    from mindport.migrator import convert_source
-
-    (tmp_path / "trend_torch.py").write_text(POOL_1D)
-    (tmp_path / "trend_ms.py").write_text(convert_source(POOL_1D).code)
-    report = validate(f"{tmp_path / 'trend_torch.py'}:Trend", f"{tmp_path / 'trend_ms.py'}:Trend",
-                      inputs=["2x4x40:float32"], graph_mode=False)
-    assert report.config_findings == [], report.config_findings
-    assert report.ok and all(o.allclose for o in report.outputs)
+    _assert_no_finding(tmp_path, POOL_1D, "Trend", ["2x4x40:float32"], graph_mode=False)
 
 
 UP_BILINEAR = '''import torch
@@ -105,14 +111,7 @@ class Up(nn.Module):
 def test_upsampling_bilinear_is_not_an_align_corners_finding(tmp_path):
     """The runtime UpsamplingBilinear2d (align_corners=True, as torch's) is no "align_corners differs" trap: the
     discovery proofs reported minemile's DeepLabv3 decoder as diverged on it."""
-    from mindport.migrator import convert_source
-
-    (tmp_path / "up_torch.py").write_text(UP_BILINEAR)
-    (tmp_path / "up_ms.py").write_text(convert_source(UP_BILINEAR).code)
-    report = validate(f"{tmp_path / 'up_torch.py'}:Up", f"{tmp_path / 'up_ms.py'}:Up",
-                      inputs=["2x3x5x5:float32"], graph_mode=True)
-    assert report.config_findings == [], report.config_findings
-    assert report.ok and all(o.allclose for o in report.outputs)
+    _assert_no_finding(tmp_path, UP_BILINEAR, "Up", ["2x3x5x5:float32"], graph_mode=True)
 
 
 MODE_PADDED = '''
@@ -136,11 +135,4 @@ def test_a_mode_padded_convolution_is_not_a_padding_finding(tmp_path):
     torch's padding_mode, which the settings check reads since it reads a runtime layer's attributes: "torch
     padding_mode='circular' has no MindSpore Conv equivalent" made Autoformer's TokenEmbedding 'diverged'
     (KaigeZheng/LTSF-model, hyperplasma/tsf-demo, after graph36's merge)."""
-    from mindport.migrator import convert_source
-
-    (tmp_path / "tok_torch.py").write_text(MODE_PADDED)
-    (tmp_path / "tok_ms.py").write_text(convert_source(MODE_PADDED).code)
-    report = validate(f"{tmp_path / 'tok_torch.py'}:Token", f"{tmp_path / 'tok_ms.py'}:Token",
-                      inputs=["2x4x10:float32", "1x3x6x6:float32"], graph_mode=True)
-    assert report.config_findings == [], report.config_findings
-    assert report.ok and all(o.allclose for o in report.outputs)
+    _assert_no_finding(tmp_path, MODE_PADDED, "Token", ["2x4x10:float32", "1x3x6x6:float32"], graph_mode=True)
