@@ -1545,7 +1545,11 @@ def _to_rank(spec: str, rank: int, channels_first: bool | None) -> list[str]:
     if len(dims) == rank:
         return [spec]
     if rest.startswith("int"):
-        return ["x".join(["2", *["16"] * (rank - 1)]) + ":" + rest] if rank > 1 else [f"16:{rest}"]
+        tokens = ["x".join(["2", *["16"] * (rank - 1)]) + ":" + rest] if rank > 1 else [f"16:{rest}"]
+        # then features of that rank: an input guessed as tokens because the first layer met is an Embedding, which
+        # the forward reads as a table (a VQ-VAE's codebook: ``inputs.permute(0, 2, 3, 1)`` of a latent image, then
+        # distances to ``self.embedding.weight``: "input.dim() = 2 is not equal to len(dims) = 4")
+        return tokens + (_to_rank("2x16:float32", rank, channels_first) if rank >= 3 else [])
     feature = dims[1] if channels_first and len(dims) >= 3 else dims[-1]
     if rank == 1:
         return [f"{feature}:{rest}"]
@@ -1718,9 +1722,15 @@ _RANK_HINTS = [  # an error that names the number of dimensions the input should
 ]
 
 
-def _rank_hint(problem: str) -> int | None:
+def _rank_hint(problem: str, given: int | None = None) -> int | None:
     """The rank an input should have, when the forward's error says (None otherwise): "not enough values to unpack
-    (expected 4, got 2)" -> 4, "Expected 1-D argument" -> 1, "too many indices for tensor of dimension 2" -> 3."""
+    (expected 4, got 2)" -> 4, "Expected 1-D argument" -> 1, "too many indices for tensor of dimension 2" -> 3. A
+    recurrent layer's "Expected input to be 2D or 3D, got 4D instead" for an input of ``given`` dimensions is about
+    what the forward made of it (``self.rnn(x[None, :])``: one axis added): the input that many axes fewer."""
+    m = re.search(r"Expected input to be \d+D or (\d+)D, got (\d+)D instead", problem)
+    if m is not None and given is not None:
+        rank = given - (int(m.group(2)) - int(m.group(1)))
+        return rank if 1 <= rank < given else None
     for pattern, extra in _RANK_HINTS:
         m = re.search(pattern, problem)
         if m:
@@ -1775,8 +1785,15 @@ def _grown_hint(problem: str, dims: list[int], rest: str) -> list[str]:
         return []
     m = re.search(r"input image \(T: (\d+) H: (\d+) W: (\d+)\) smaller than kernel size \(kT: (\d+) kH: (\d+) "
                   r"kW: (\d+)\)", problem)
+    norm = re.search(r"Expected more than 1 spatial element when training, got input size torch\.Size\(\[([\d, ]+)\]\)",
+                     problem) if m is None else None
     if m is not None:
         have, want = [int(v) for v in m.groups()[:3]], [int(v) for v in m.groups()[3:]]
+    elif norm is not None:
+        # an InstanceNorm (statistics of each sample's own plane, in eval too) met at 1 x 1: a pix2pix U-Net's eight
+        # stride-2 steps need 256 x 256 (GodWriter/GAN-Pytorch); x 4, as a stride's floor loses part of the x 2
+        have = [int(v) for v in norm.group(1).split(",")][2:]
+        want = [4 * h for h in have]
     else:
         m = re.search(r"Calculated padded input size per channel: \(([\d x]+)\)\. Kernel size: \(([\d x]+)\)", problem)
         if m is None:
@@ -1993,6 +2010,58 @@ def _at_size(spec: str, was: str, now: str) -> str | None:
         return None
     moved = "x".join(dims[:2] + [now if d == was else d for d in dims[2:]]) + sep + rest
     return moved if _elements(moved) <= MAX_ELEMENTS else None
+
+
+def _split_join(problem: str, specs: list[str], names: list[str], widths: dict[str, int]) -> list[str] | None:
+    """The inputs at widths that add up to what the layer after their join takes, when the forward joins them on
+    their last axis first (a world model's ``cat((z, action), dim=-1)`` before ``LSTM(input_size=z_dim +
+    action_dim)``: given alike, 2 x 8 x 35 twice, the LSTM got 70 of the 35 it takes). An argument's width is what its
+    name says, when the model or its constructor has an int of a name it suggests (``action`` -> ``action_dim`` = 3,
+    ``z`` -> ``nz`` = 32: ``widths``); the first argument whose width is unknown takes the rest, the others 1. None
+    when the error is of another kind or the inputs are not float arrays alike but for their last axis, or the
+    widths given add up to something else."""
+    m = re.search(r"input\.size\(-1\) must be equal to input_size\. Expected (\d+), got (\d+)", problem)
+    if m is not None:
+        wanted, got = int(m.group(1)), int(m.group(2))
+    else:
+        m = re.search(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", problem)
+        if m is None:
+            return None
+        wanted, got = int(m.group(2)), int(m.group(1))
+    parsed = [spec.partition(":") for spec in specs]
+    if any(not re.fullmatch(r"\d+(x\d+)*", shape) or not rest.startswith("float") for shape, _, rest in parsed):
+        return None
+    dims = [[int(v) for v in shape.split("x")] for shape, _, _ in parsed]
+    if len({tuple(d[:-1]) for d in dims}) != 1 or sum(d[-1] for d in dims) != got or wanted == got:
+        return None
+    known: list[int | None] = []
+    for name in names[:len(specs)]:
+        w = next((widths[k] for k in (f"{name}_dim", f"{name}_size", f"{name}_len", f"{name}_length", f"{name}_dims",
+                                      f"{name}_features", f"{name}_channels", f"dim_{name}", f"n_{name}", f"n{name}")
+                  if k in widths), None)
+        known.append(w if w is not None and 0 < w < wanted else None)
+    known += [None] * (len(specs) - len(known))
+    unknown = [i for i, w in enumerate(known) if w is None]
+    left = wanted - sum(w for w in known if w is not None)
+    if unknown:
+        for i in unknown[1:]:
+            known[i] = 1
+        known[unknown[0]] = left - (len(unknown) - 1)
+    if any(w is None or w < 1 for w in known) or sum(known) != wanted:
+        return None
+    return ["x".join(map(str, [*d[:-1], w])) + ":" + rest for d, w, (_, _, rest) in zip(dims, known, parsed)]
+
+
+def _int_facts(model, ctor: str, params: list[dict]) -> dict[str, int]:
+    """The ints a model's sizes may be read from by name: its own attributes, then its constructor call's keywords,
+    then the constructor's int defaults."""
+    out: dict[str, int] = {}
+    for p in params:
+        if isinstance(p.get("default"), str) and p["default"].isdigit():
+            out[p["name"]] = int(p["default"])
+    out.update((k, int(v)) for k, v in re.findall(r"\b(\w+)=(\d+)\b", ctor))
+    out.update((k, v) for k, v in vars(model).items() if type(v) is int)
+    return out
 
 
 def _join_sizes(problem: str) -> tuple[str, str] | None:
@@ -2401,7 +2470,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                     hinted += 1
             # not for a list or value input, nor for a forward without arguments
             hint = problem is not None and bool(specs) and hinted < 4 and _elements(specs[0]) > 0
-            rank = _rank_hint(problem) if hint else None
+            rank = _rank_hint(problem, len(specs[0].split(":")[0].split("x"))) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (
                 _size_hint(problem, specs[0]) if hint else [])
             if problem is not None and fitted < 2 and "mat1 and mat2" in problem and specs:
@@ -2435,6 +2504,11 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 # argument with the axes of the one size at the other
                 reshaped += [[*specs[:i], moved, *specs[i + 1:]] for i, spec in enumerate(specs[1:], 1)
                              if (moved := _at_size(spec, *sizes)) is not None]
+            split = _split_join(problem, specs, [p["name"] for p in fwd if p["kind"] == "positional"],
+                                _int_facts(model, ctor, cand["params"])) if failure is not None and len(specs) > 1 \
+                else None
+            if split is not None:  # inputs joined on their last axis before a layer: widths adding up to its own
+                reshaped.append(split)
             culprits = getattr(failure, "mp_inputs", None) or set()
             if len(specs) > 1 and culprits and 0 not in culprits:
                 # a shape error about another argument, given to the layer that refused it (a time series'
@@ -2606,8 +2680,8 @@ def _stand_ins_of(root: str, rel: str) -> list[str]:
     for value in list(vars(module).values()) if module is not None else ():
         if isinstance(value, _StubModule):
             top = value.__name__.split(".")[0]
-        elif isinstance(value, _StubMeta):
-            top = value.__qualname__.split(".")[0]
+        elif isinstance(value, _StubMeta):  # a missing package's class, or a name its installed library lacks
+            top = value.__qualname__ if value.__qualname__ in STUBBED else value.__qualname__.split(".")[0]
         else:
             continue
         if top in STUBBED and top not in out:  # (a stand-in's own attribute's class is named by the attribute)
@@ -2678,9 +2752,10 @@ def main(request_path: str, result_path: str) -> None:
         stubs.install([request["root"]])
     import torch
 
-    from mindport.discovery import cuda_cpu, legacy_names, legacy_torch
+    from mindport.discovery import cuda_cpu, legacy_names, legacy_torch, zeroed_memory
 
     legacy_torch.install()  # torch._six for code written for torch 1.x (removed in torch 2.0)
+    zeroed_memory.install()  # torch.empty and kin as zeros, as the port writes them
     legacy_names.install()  # collections.Sequence, np.float, scipy.signal.hann ... (removed from Python/NumPy/SciPy)
 
     cuda_cpu.install()  # CUDA-only code (.cuda(), device='cuda') is built and run on the CPU, as the proof's torch side

@@ -103,13 +103,22 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
         def exec_module(module):
             original(module)
             install()
+            for also in _ALSO:
+                also()
 
         loader.exec_module = exec_module
         return spec
 
 
-def install_on_import() -> None:
+_ALSO: list = []  # other patches of the reference's torch, installed with this one (zeroed_memory.install)
+
+
+def install_on_import(*also) -> None:
+    """Patch torch once it is imported (now, if it is), and run each of ``also`` then too."""
+    _ALSO.extend(f for f in also if f not in _ALSO)
     if "torch" in sys.modules:
         install()
+        for f in also:
+            f()
     elif not any(isinstance(f, _AfterTorch) for f in sys.meta_path):
         sys.meta_path.insert(0, _AfterTorch())

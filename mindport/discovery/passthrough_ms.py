@@ -20,6 +20,14 @@ class Passthrough(nn.Cell):
     def construct(self, x, *args, **kwargs):
         return x
 
+    def __call__(self, *args, **kwargs):
+        if not args or (isinstance(args[0], int) and not isinstance(args[0], bool)):
+            # called as the layer class it stands for: ``norm_layer(out_planes)``, ``act_layer(inplace=True)`` (a
+            # required ``norm_layer: Callable[..., nn.Module]``, wangji9/classification-models-pytorch's
+            # EfficientNet InvertedResidual: its int went into ``nn.Sequential``, "int is not a Module subclass")
+            return type(self)()
+        return super().__call__(*args, **kwargs)
+
 
 def table(rows: int, columns: int):
     """The MindSpore twin of ``passthrough_torch.table``: the same values as a ``mindspore.Tensor``."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import ast
+import builtins
 import importlib.abc
 import importlib.machinery
 import os
@@ -236,10 +237,14 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def _from_project(self) -> bool:
         """Is the import statement being run in one of the repository's files, outside a ``try`` that handles its
         ImportError?"""
-        frame = sys._getframe(2)
+        return self._project_line(sys._getframe(2))
+
+    def _project_line(self, frame) -> bool:
+        """Is ``frame`` (or the first frame outside the import machinery from it outwards) at a line of the
+        repository's files outside a ``try`` that handles ImportError?"""
         while frame is not None:
             file = frame.f_code.co_filename
-            if not file.startswith("<frozen") and "importlib" not in file:
+            if not file.startswith("<frozen") and "importlib" not in file and file != __file__:
                 return os.path.realpath(file).startswith(self.roots) and frame.f_lineno not in _guarded_lines(file)
             frame = frame.f_back
         return False
@@ -266,16 +271,49 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             setattr(module, name, type(name, (AttributeDict,), {"__module__": module.__name__}))
         if module.__name__.split(".")[0] in _REFERENCE_MODULES:
             _set_references(module)
-        top = self._label(module.__name__)
-        if top not in STUBBED:
-            STUBBED.append(top)
-            log = os.environ.get(ENV)
-            if log and log != "1":
-                try:
-                    with open(log, "a", encoding="utf-8") as f:
-                        f.write(top + "\n")
-                except OSError:
-                    pass
+        _record(self._label(module.__name__))
+
+
+def _record(label: str) -> None:
+    """Name ``label`` among the stand-ins of this process (and in the log file the builder reads)."""
+    if label not in STUBBED:
+        STUBBED.append(label)
+        log = os.environ.get(ENV)
+        if log and log != "1":
+            try:
+                with open(log, "a", encoding="utf-8") as f:
+                    f.write(label + "\n")
+            except OSError:
+                pass
+
+
+# an installed library whose names stay its own even where they are missing: what the frameworks compared lack is
+# a real difference (and the converter's business), never a stand-in
+_NAMES_NEVER = {"torch", "mindspore", "mindport"}
+
+
+def _missing_names_import(original, finder: "_Finder"):
+    """``builtins.__import__`` that gives a stand-in for a name an installed library no longer has, when a file of
+    the repository imports it by ``from library import name`` outside a ``try`` that handles the ImportError
+    (humorbeing/world-models-pytorch: ``from scipy.misc import imresize``, removed in SciPy 1.3, at the top of each
+    training file; every model of those files, 13 of the 15 tried, stopped at import though none calls it). A name
+    with a current equivalent is put back as it was by ``legacy_names`` first; a name of the repository's own package
+    stays missing (a bug of the repository, as in torch)."""
+
+    def __import__(name, globals=None, locals=None, fromlist=(), level=0):
+        module = original(name, globals, locals, fromlist, level)
+        if not fromlist or not isinstance(module, types.ModuleType) or isinstance(module, _StubModule):
+            return module
+        missing = [n for n in fromlist if n != "*" and n not in vars(module) and not hasattr(module, n)]
+        if (missing and module.__name__.split(".")[0] not in _NAMES_NEVER and not finder._in_roots(module)
+                and finder._project_line(sys._getframe(1))):
+            for n in missing:
+                setattr(module, n, _stub_class(f"{module.__name__}.{n}"))
+                _record(f"{module.__name__}.{n}")
+        return module
+
+    __import__._mindport_names = True
+    return __import__
 
 
 class _LoggingFinder(_Finder):
@@ -305,6 +343,9 @@ def install(roots: list[str] | None = None) -> None:
     # a notebook's definitions-only module is the repository's code, written outside it (discovery/notebooks.py)
     roots = [*roots, *([os.environ[MODULES_ENV]] if os.environ.get(MODULES_ENV) else [])]
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
-        sys.meta_path.append(_Finder(roots))
+        finder = _Finder(roots)
+        sys.meta_path.append(finder)
+        if not getattr(builtins.__import__, "_mindport_names", False):
+            builtins.__import__ = _missing_names_import(builtins.__import__, finder)
         if importlib.util.find_spec("tensorboard") is None:
             sys.meta_path.insert(0, _LoggingFinder(roots))
