@@ -535,6 +535,11 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
             uses[which(node.iter)].add("sequence")
         elif isinstance(node, ast.Subscript) and which(node.value) is not None:
             uses[which(node.value)].add("sequence")
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                and which(node.comparators[0]) is not None:
+            # ``if ds in attention_resolutions`` (OpenAI's ADM U-Net, xyfJASON/diffusion-models-pytorch: an int there,
+            # "argument of type 'int' is not iterable")
+            uses[which(node.comparators[0])].add("sequence")
         elif isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)):
             for side in (node.left, node.right):  # layers - 1 (not [0] * n or a + b: lists add and repeat)
                 if which(side) is not None:
@@ -2252,17 +2257,17 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                     if spec:
                         tensors[target] = spec
                     elif isinstance(value, ast.Call):
-                        made = _call_target(value, by_name)
+                        made = _call_target(value, by_name, rel)
                         if made:
                             bound[target] = made
                         elif _last(value.func) in ("to", "eval", "cuda", "cpu", "float") and isinstance(
                                 value.func, ast.Attribute) and isinstance(value.func.value, ast.Call):
-                            made = _call_target(value.func.value, by_name)
+                            made = _call_target(value.func.value, by_name, rel)
                             if made:
                                 bound[target] = made
                 if not isinstance(node, ast.Call):
                     continue
-                made = _call_target(node, by_name)
+                made = _call_target(node, by_name, rel)
                 for c in made or ():
                     lit = _Literal(names_of.get(c.rel, set()) | ({"nn", "torch"} & names_of.get(c.rel, set())),
                                    argdefaults, local_values)
@@ -2281,7 +2286,7 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                 # inputs: model(x) / Model(...)(torch.randn(...))
                 callee = node.func
                 targets = bound.get(callee.id) if isinstance(callee, ast.Name) else (
-                    _call_target(callee, by_name) if isinstance(callee, ast.Call) else None)
+                    _call_target(callee, by_name, rel) if isinstance(callee, ast.Call) else None)
                 if targets and node.args and not node.keywords:
                     specs = [_tensor_spec(a) or _dict_spec(a, tensors)
                              or (tensors.get(a.id) if isinstance(a, ast.Name) else None)
@@ -2308,8 +2313,16 @@ def _named(node, by_name) -> list[Candidate]:
     return by_name.get(name, [])
 
 
-def _call_target(call: ast.Call, by_name) -> list[Candidate] | None:
-    return _named(call.func, by_name) or None
+def _call_target(call: ast.Call, by_name, rel: str | None = None) -> list[Candidate] | None:
+    """The candidates a call may construct, by the called name; a bare name that a class of the calling file ``rel``
+    itself has is that class (xyfJASON/diffusion-models-pytorch: ``DiT_XL_2()`` in models/dit/model.py calls its own
+    ``DiT(depth=28, ...)``, and models/dit/dit.py's ``DiT(vae_config, vit_config)`` was tried with those arguments
+    first: "unexpected keyword argument 'depth'")."""
+    made = _named(call.func, by_name)
+    if rel is not None and isinstance(call.func, ast.Name):
+        own = [c for c in made if c.rel == rel]
+        made = own or made
+    return made or None
 
 
 def _from_module(node: ast.ImportFrom, package: str) -> str:

@@ -16,7 +16,7 @@ from tests.discovery._prove import prove_files
 # joining latent and action before its LSTM, its hidden state from ``x.data.new(sizes)`` (uninitialised in torch);
 # a VQ-VAE codebook whose first layer is an Embedding read as a table; a U-Net's eight stride-2 steps, the six inner ones
 # normalised per instance; an EfficientNet block given its norm layer class (required); an LSTM wrapper adding a
-# sequence axis to what it is given
+# sequence axis to what it is given; an ADM U-Net stage reading ``ds in attention_resolutions``
 WORLD = '''
 import torch
 import torch.nn as nn
@@ -96,6 +96,22 @@ class DeepInstanceNet(nn.Module):
         for up in self.ups:
             x = torch.cat([torch.relu(up(x)), skips.pop()], 1)
         return x
+
+
+class AttnUNetStage(nn.Module):
+    def __init__(self, channels, num_res_blocks, attention_resolutions):
+        super().__init__()
+        layers, ds = [], 1
+        for level in range(2):
+            for _ in range(num_res_blocks):
+                layers.append(nn.Conv2d(channels, channels, 3, padding=1))
+                if ds in attention_resolutions:
+                    layers.append(nn.GroupNorm(1, channels))
+            ds *= 2
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return self.layers(x)
 
 
 class InvertedResidual(nn.Module):
@@ -209,3 +225,44 @@ def test_uninitialised_allocations_are_zeros_on_the_reference_side():
     out = subprocess.run([sys.executable, "-c", ZEROED], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["0.0", "0.0", "0.0", "0.0", "0.0", "[1.5,", "2.5]", "[7.0]", "[2.0,", "2.0]"], out.stdout
+
+
+def test_a_parameter_tested_with_in_is_a_sequence(proven):
+    """``if ds in attention_resolutions`` (OpenAI's ADM U-Net, xyfJASON/diffusion-models-pytorch): a list, where an int
+    failed every size ("argument of type 'int' is not iterable")."""
+    model = proven["blocks.py:AttnUNetStage"]
+    assert model["status"] == "proven", model
+    assert "attention_resolutions=[" in model["ctor"], model["ctor"]
+
+
+def test_a_call_of_a_name_the_calling_file_defines_is_that_files_class(tmp_path):
+    """Two classes named DiT: the factories of model.py call their own ``DiT(depth=28, ...)``; dit.py's DiT (built
+    from configurations) is not tried with those arguments ("unexpected keyword argument 'depth'")."""
+    from mindport.discovery import scan
+
+    (tmp_path / "dit.py").write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+        class DiT(nn.Module):
+            def __init__(self, vae_config, vit_config):
+                super().__init__()
+
+            def forward(self, x):
+                return x
+    '''))
+    (tmp_path / "model.py").write_text(textwrap.dedent('''
+        import torch.nn as nn
+
+        class DiT(nn.Module):
+            def __init__(self, depth=2, hidden_size=8):
+                super().__init__()
+
+            def forward(self, x):
+                return x
+
+        def DiT_S_2(**kwargs):
+            return DiT(depth=12, hidden_size=384, **kwargs)
+    '''))
+    ctors = {c.key: c.ctors for c in scan.discover(tmp_path)}
+    assert ctors["dit.py:DiT"] == [], ctors
+    assert "depth=12, hidden_size=384" in ctors["model.py:DiT"], ctors
