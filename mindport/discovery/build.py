@@ -2304,6 +2304,26 @@ def constructor_images(params: list[dict], ctor: str) -> list[list[str]]:
     return [[f"2x{channels}x{size[0]}x{size[1]}:float32"]]
 
 
+_SHAPE_ATTRIBUTE = re.compile(r"(img|image|input|in|x|data)_?(shape|dims?|size)")
+
+
+def attribute_images(model, tries: list[list[str]]) -> list[list[str]]:
+    """The first argument in the shape the built model keeps of it (``self.img_shape = (opt.channels, opt.img_size,
+    opt.img_size)``, the PyTorch-GAN idiom: a conditional critic's ``img.view(img.size(0), -1)`` joined to its label
+    embedding, GodWriter/GAN-Pytorch's cGAN, whose first layer met is that Embedding): ``2 x shape`` float32, with the
+    other arguments of each form tried so far (the labels beside it). [] without such an attribute."""
+    shape = next((v for k, v in vars(model).items() if _SHAPE_ATTRIBUTE.fullmatch(k.lower())
+                  and isinstance(v, (tuple, list)) and 1 <= len(v) <= 4
+                  and all(type(d) is int and 0 < d <= 512 for d in v)), None)
+    if shape is None:
+        return []
+    first = "x".join(map(str, [2, *shape])) + ":float32"
+    if _elements(first) > MAX_ELEMENTS:
+        return []
+    out = [[first, *specs[1:]] for specs in tries if specs] or [[first]]
+    return [list(t) for t in dict.fromkeys(map(tuple, out))]
+
+
 def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
     """The parameter count of the model built on the meta device (no memory, no init), or None when it cannot be."""
     import torch
@@ -2416,6 +2436,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             # patch=8)`` unfolds its input into patches before its first Linear, which takes a patch's flattened
             # length)
             tries += [s for s in constructor_images(cand["params"], ctor) if s not in tries]
+            # first: the image in the shape the model keeps (``self.img_shape``), with the others' forms
+            tries = [s for s in attribute_images(model, tries) if s not in tries] + tries
             # first: a forward whose first argument is a number (a length it makes positions from)
             tries = [s for s in number_inputs(fwd) if s not in tries] + tries
             # first: integer tensors the annotation asks for (``t: torch.LongTensor``); after the others, a time step

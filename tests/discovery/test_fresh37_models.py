@@ -16,7 +16,7 @@ from tests.discovery._prove import prove_files
 # joining latent and action before its LSTM, its hidden state from ``x.data.new(sizes)`` (uninitialised in torch);
 # a VQ-VAE codebook whose first layer is an Embedding read as a table; a U-Net's eight stride-2 steps, the six inner ones
 # normalised per instance; an EfficientNet block given its norm layer class (required); an LSTM wrapper adding a
-# sequence axis to what it is given; an ADM U-Net stage reading ``ds in attention_resolutions``
+# sequence axis to what it is given; an ADM U-Net stage reading ``ds in attention_resolutions``; a conditional critic keeping its image's shape
 WORLD = '''
 import torch
 import torch.nn as nn
@@ -112,6 +112,18 @@ class AttnUNetStage(nn.Module):
 
     def forward(self, x):
         return self.layers(x)
+
+
+class ConditionalCritic(nn.Module):
+    def __init__(self, opt):
+        super().__init__()
+        self.img_shape = (opt.channels, opt.img_size, opt.img_size)
+        self.label_embedding = nn.Embedding(opt.n_classes, opt.n_classes)
+        self.model = nn.Sequential(nn.Linear(opt.n_classes + opt.channels * opt.img_size ** 2, 32), nn.LeakyReLU(0.2),
+                                   nn.Linear(32, 1))
+
+    def forward(self, img, labels):
+        return self.model(torch.cat((img.view(img.size(0), -1), self.label_embedding(labels)), -1))
 
 
 class InvertedResidual(nn.Module):
@@ -266,3 +278,14 @@ def test_a_call_of_a_name_the_calling_file_defines_is_that_files_class(tmp_path)
     ctors = {c.key: c.ctors for c in scan.discover(tmp_path)}
     assert ctors["dit.py:DiT"] == [], ctors
     assert "depth=12, hidden_size=384" in ctors["model.py:DiT"], ctors
+
+
+def test_an_image_in_the_shape_the_model_keeps(proven):
+    """``self.img_shape = (opt.channels, opt.img_size, opt.img_size)`` and ``img.view(img.size(0), -1)`` joined to a
+    label embedding (its first layer met: tokens were guessed for both arguments, GodWriter/GAN-Pytorch's cGAN
+    critic): the image 2 x img_shape, the labels integer."""
+    model = proven["blocks.py:ConditionalCritic"]
+    assert model["status"] == "proven", model
+    image, labels = model["inputs"]
+    assert image.split(":")[1] == "float32" and len(image.split(":")[0].split("x")) == 4, model["inputs"]
+    assert labels.split(":")[1] == "int64", model["inputs"]
