@@ -95,3 +95,57 @@ def test_uniform_of_a_new_tensor_matches_torch(mode, tmp_path):
     for values, (low, high) in zip(got[2:], [(2, 5), (0, 1), (-1, 1)]):
         assert ((values >= low) & (values < high)).all(), values
     assert len(np.unique(got[3])) > 1  # drawn, not a constant
+
+
+# * ``blocks.insert(0, block)`` / ``blocks.extend([...])`` on a ModuleList (DDIM's ``up.insert(0, up_block)``): the
+#   CellList's own method (the runtime mindport.runtime.layers.insert/extend calls it on a CellList), parameter names
+#   renumbered as torch's keys; a Sequential's insert and a ModuleList's pop keep the runtime's (SequentialCell has no
+#   insert, CellList no pop).
+CONTAINERS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Stack(nn.Module):
+        def __init__(self):
+            super().__init__()
+            up = nn.ModuleList()
+            for i in range(3):
+                block = nn.Module()
+                block.lin = nn.Linear(4, 4)
+                up.insert(0, block)
+            self.up = up
+            self.more = nn.ModuleList([nn.Linear(4, 4)])
+            self.more.extend([nn.Linear(4, 4), nn.ReLU()])
+            self.more.insert(1, nn.Linear(4, 4))
+            self.seq = nn.Sequential(nn.Linear(4, 4))
+            self.seq.insert(0, nn.ReLU())
+
+        def forward(self, x):
+            for block in self.up:
+                x = block.lin(x)
+            for layer in self.more:
+                x = layer(x)
+            return self.seq(x)
+""")
+
+
+def test_module_list_insert_and_extend_are_the_cell_lists_own():
+    code = convert_source(CONTAINERS).code
+    assert "up.insert(0, block)" in code and "more.insert(1, " in code and "more.extend([" in code, code
+    assert "mp_nn.insert(self.seq, 0, nn.ReLU())" in code, code  # SequentialCell: no insert of its own
+    assert code.count("mp_nn.") == 1, code
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_module_list_insert_and_extend_match_torch(mode, tmp_path):
+    from tests.converter.port_check import assert_port_matches_in_mode
+
+    code = convert_source(CONTAINERS).code
+    ms_net = load_module(code, tmp_path / "m_names.py", "m_names").Stack()
+    torch_net = load_module(CONTAINERS, tmp_path / "t_names.py", "t_names").Stack()
+    names = sorted(p.name for p in ms_net.get_parameters())
+    want = sorted(torch_net.state_dict())
+    assert names == want, (names, want)  # Dense's weight/bias keep torch's names: the same keys, renumbered alike
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(CONTAINERS, code, "Stack", [x], tmp_path, "containers", mode)
