@@ -149,3 +149,46 @@ def test_module_list_insert_and_extend_match_torch(mode, tmp_path):
     assert names == want, (names, want)  # Dense's weight/bias keep torch's names: the same keys, renumbered alike
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(CONTAINERS, code, "Stack", [x], tmp_path, "containers", mode)
+
+
+# * ``(rel_pos * torch.tensor([2 * w - 1, 1])).sum(dim=-1)`` (MaxViT's, CrossFormer's relative-position indices): the
+#   broadcast with a 1-D tensor of two elements has a last extent of 2, never empty, so the sum over dim=-1 is
+#   MindSpore's own ``ops.sum`` (native_facts.nonempty_last_extent); other dims, data without a number literal, a
+#   one-element display keep the runtime sum (torch's 0 over an empty extent).
+INDICES = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Indices(nn.Module):
+        def __init__(self, w=3):
+            super().__init__()
+            self.w = w
+            pos = torch.arange(w)
+            grid = torch.stack(torch.meshgrid(pos, pos, indexing="ij")).permute(1, 2, 0).reshape(w * w, 2)
+            rel_pos = grid[:, None] - grid[None, :]
+            rel_pos += w - 1
+            self.register_buffer("rel_pos_indices", (rel_pos * torch.tensor([2 * w - 1, 1])).sum(dim=-1),
+                                 persistent=False)
+
+        def forward(self, x):
+            scaled = torch.sum(x * torch.tensor([2.0 * self.w - 1, 0.5]), dim=-1)
+            empty = (x[:, :0] * torch.tensor([self.w])).sum(-1)
+            return self.rel_pos_indices, scaled, empty
+""")
+
+
+def test_sum_over_a_broadcast_with_a_literal_vector_is_ops_sum():
+    code = convert_source(INDICES).code
+    assert "ops.sum((rel_pos * mp_tensor.tensor([2 * w - 1, 1])), dim=-1)" in code, code
+    assert "scaled = ops.sum(x * mp_tensor.tensor([2.0 * self.w - 1, 0.5]), dim=-1)" in code, code
+    assert "empty = mp_math.sum(" in code, code  # one element: the broadcast's last extent is x's, empty here
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_sum_over_a_broadcast_with_a_literal_vector_matches_torch(mode, tmp_path):
+    from tests.converter.port_check import assert_port_matches_in_mode
+
+    code = convert_source(INDICES).code
+    x = np.random.default_rng(0).standard_normal((4, 2)).astype(np.float32)
+    assert_port_matches_in_mode(INDICES, code, "Indices", [x], tmp_path, "indices", mode)

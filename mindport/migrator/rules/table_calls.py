@@ -33,6 +33,7 @@ from mindport.migrator.native_facts import (
     partial_applied,
     ValueFlow,
     absorbed_reduction,
+    nonempty_last_extent,
     caller_floats,
     function_caller_floats,
     real_file,
@@ -1396,15 +1397,21 @@ class TableCallTransform(Rule):
                           "keep the port's inputs like the recorded run's, or convert without --facts", "",
                           severity="info")
 
-    def _nonempty_target(self, target: str, mapped: dict, call: cst.Call, api: str) -> str:
+    def _nonempty_target(self, target: str, mapped: dict, call: cst.Call, api: str, input_node=None) -> str:
         """The runtime mean/sum (written out for torch's value over an empty extent: NaN, 0; MindSpore's kernel gives
         inf or uninitialised memory) at a site whose every reduced extent in the recorded run held elements
-        (``convert --facts``: ``"nonempty:<api>"``), with no ``dtype`` given: MindSpore's own, its arguments renamed.
-        An observation proves what ran: an empty extent arriving later gives MindSpore's value there."""
+        (``convert --facts``: ``"nonempty:<api>"``), or over ``dim=-1`` of an input whose last extent holds elements
+        by construction (native_facts.nonempty_last_extent: ``(rel_pos * torch.tensor([2 * w - 1, 1])).sum(dim=-1)``),
+        with no ``dtype`` given: MindSpore's own, its arguments renamed. An observation proves what ran: an empty
+        extent arriving later gives MindSpore's value there."""
         native = NATIVE_NONEMPTY.get(target)
         dtype = mapped.get("dtype")
-        if native is None or (dtype is not None and dtype.given and dtype.source != "None") \
-                or not self._observed_decision(call, f"nonempty:{api}"):
+        if native is None or (dtype is not None and dtype.given and dtype.source != "None"):
+            return target
+        dim = mapped.get("dim")
+        last = dim is not None and dim.given and dim.source.strip() == "-1" and input_node is not None \
+            and nonempty_last_extent(input_node, self.scope.resolve_torch)
+        if not last and not self._observed_decision(call, f"nonempty:{api}"):
             return target
         return _native_reduction(native, mapped)
 
@@ -1685,7 +1692,7 @@ class TableCallTransform(Rule):
             target = self._float_accumulate_target(target, mapped, input_node, original_node, _api_name(entry))
             target = _sized_interpolate_target(target, mapped)
             target = self._absorbed_target(target, mapped, original_node, input_node)
-            target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
+            target = self._nonempty_target(target, mapped, original_node, _api_name(entry), input_node)
             if target in NATIVE_PLAIN_DATA and self._observed_decision(original_node, f"plain:{_api_name(entry)}"):
                 target = NATIVE_PLAIN_DATA[target]  # the data never held a tensor (mindport.observed)
             target = self._values_target(target, original_node)
@@ -1821,7 +1828,7 @@ class TableCallTransform(Rule):
                                            mapped, func.value, original_node, _api_name(entry))
             target = self._float_accumulate_target(target, mapped, func.value, original_node, _api_name(entry))
             target = self._absorbed_target(target, mapped, original_node, func.value)
-            target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
+            target = self._nonempty_target(target, mapped, original_node, _api_name(entry), func.value)
             target = self._values_target(target, original_node)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
