@@ -5544,6 +5544,36 @@ def _reads_absorbed(function: cst.FunctionDef, body: list, first: int, local: st
     return reads > 0
 
 
+def nonempty_last_extent(reduced, resolve: Resolve) -> bool:
+    """Does ``reduced`` have a last extent of 2 or more elements by construction (or make torch raise)? A broadcasting
+    arithmetic operation (``+ - * /``) one operand of which is ``torch.tensor`` of a list or tuple display of n >= 2
+    elements, no star, one of them at least a number literal (the idiom ``(rel_pos * torch.tensor([2 * w - 1,
+    1])).sum(dim=-1)`` of relative-position indices): torch reads that data as n scalars (a one-element tensor among
+    them is its number; a sequence next to a number is ragged, an error), so the tensor is 1-D of n elements and the
+    broadcast's last extent is n, or the broadcast raises. A reduction over ``dim=-1`` of it never meets an empty
+    extent: MindSpore's own reduction gives torch's value (mindport.runtime.math.sum only replaces the value over an
+    empty one)."""
+    return isinstance(reduced, cst.BinaryOperation) \
+        and isinstance(reduced.operator, (cst.Multiply, cst.Add, cst.Subtract, cst.Divide)) \
+        and any(_literal_vector(side, resolve) for side in (reduced.left, reduced.right))
+
+
+def _literal_vector(expr, resolve: Resolve) -> bool:
+    """``torch.tensor([a, 1])``: a display of two or more elements, no star, a number literal among them, as the data
+    (first argument, not starred; other arguments by keyword only)."""
+    if not isinstance(expr, cst.Call) or resolve(expr.func) != "torch.tensor" or not expr.args:
+        return False
+    data, *rest = expr.args
+    if data.star or data.keyword is not None or any(a.star or a.keyword is None for a in rest):
+        return False
+    display = data.value
+    if not isinstance(display, (cst.List, cst.Tuple)) or len(display.elements) < 2:
+        return False
+    elements = display.elements
+    return not any(isinstance(e, cst.StarredElement) for e in elements) \
+        and any(_number_literal(e.value) for e in elements)
+
+
 # ---------------------------------------------------------------------------------- results read in part only
 
 def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:

@@ -259,7 +259,8 @@ def _torch_patches(stream: Stream) -> list:
             return self
         return method
 
-    def uniform_t(u, a=0.0, b=1.0, **kw):
+    def uniform_t(u, a=0.0, b=1.0, **kw):  # torch's keywords are from (only through **kwargs) and to
+        a, b = kw.get("from", a), kw.get("to", b)
         return a + (b - a) * u
 
     def normal_t(z, mean=0.0, std=1.0, **kw):

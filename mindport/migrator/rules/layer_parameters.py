@@ -805,14 +805,21 @@ _TENSOR_MEMBERS = {"weight", "bias", "running_mean", "running_var", "num_batches
 # through mindport.runtime.layers, which decides by the object's class when the code runs
 _CONTAINER_FUNCTIONS = {"extend": "mindport.runtime.layers.extend", "insert": "mindport.runtime.layers.insert",
                         "pop": "mindport.runtime.layers.pop"}
+# of those, the ones a ModuleList's conversion (mindspore.nn.CellList, or the runtime ModuleList, a CellList) has of its
+# own, which the runtime function calls: on a container that is a ModuleList wherever it comes from, the call stays
+_CELL_LIST_METHODS = frozenset({"extend", "insert"})
 
 
 def _container_function(candidates: list, attr: str) -> str | None:
     """The runtime function of ``<container>.attr(...)`` when every candidate is a torch layer whose surface lists
-    ``attr`` among its methods and the surface's [methods] converts it."""
+    ``attr`` among its methods and the surface's [methods] converts it; None for a ModuleList's insert/extend (the
+    CellList's own method, which the runtime function calls on it: _CELL_LIST_METHODS)."""
     function = _CONTAINER_FUNCTIONS.get(attr)
     if function is None or not all(isinstance(c, (_Layer, _Container)) for c in candidates):
         return None
+    if attr in _CELL_LIST_METHODS and all(
+            (c.entry.torch if isinstance(c, _Layer) else c.torch) == "torch.nn.ModuleList" for c in candidates):
+        return None  # up.insert(0, block): the CellList's own, as the runtime function would call it
     surface = load_surface()
     if surface.methods.get(attr, ("",))[0] != "converted":
         return None

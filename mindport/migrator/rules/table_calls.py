@@ -33,6 +33,7 @@ from mindport.migrator.native_facts import (
     partial_applied,
     ValueFlow,
     absorbed_reduction,
+    nonempty_last_extent,
     caller_floats,
     function_caller_floats,
     real_file,
@@ -138,6 +139,26 @@ def _fresh_receiver(expr, resolve) -> bool:
     return func.attr.value.endswith("_") and not func.attr.value.endswith("__") \
         and func.attr.value not in _FLAG_METHODS and _fresh_receiver(func.value, resolve)
 
+
+
+# torch's creations of a new tensor in the default floating dtype when no dtype is given (TableCallTransform._fresh_uniform)
+FLOAT_CREATIONS = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "rand", "randn"))
+
+
+def _number_literal(node) -> "int | float | None":
+    """The value of an int or float literal, optionally negated (``0.``, ``-0.1``, ``1``); None for anything else."""
+    negate = False
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        negate, node = True, node.expression
+    if not isinstance(node, (cst.Integer, cst.Float)) or node.lpar:
+        return None
+    value = node.evaluated_value
+    return -value if negate else value
+
+
+def _number_node(value: "int | float") -> cst.BaseExpression:
+    """A literal for a non-negative number: an int as it is, a float by its exact repr."""
+    return cst.Integer(str(value)) if isinstance(value, int) else cst.Float(repr(float(value)))
 
 
 def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
@@ -1376,15 +1397,21 @@ class TableCallTransform(Rule):
                           "keep the port's inputs like the recorded run's, or convert without --facts", "",
                           severity="info")
 
-    def _nonempty_target(self, target: str, mapped: dict, call: cst.Call, api: str) -> str:
+    def _nonempty_target(self, target: str, mapped: dict, call: cst.Call, api: str, input_node=None) -> str:
         """The runtime mean/sum (written out for torch's value over an empty extent: NaN, 0; MindSpore's kernel gives
         inf or uninitialised memory) at a site whose every reduced extent in the recorded run held elements
-        (``convert --facts``: ``"nonempty:<api>"``), with no ``dtype`` given: MindSpore's own, its arguments renamed.
-        An observation proves what ran: an empty extent arriving later gives MindSpore's value there."""
+        (``convert --facts``: ``"nonempty:<api>"``), or over ``dim=-1`` of an input whose last extent holds elements
+        by construction (native_facts.nonempty_last_extent: ``(rel_pos * torch.tensor([2 * w - 1, 1])).sum(dim=-1)``),
+        with no ``dtype`` given: MindSpore's own, its arguments renamed. An observation proves what ran: an empty
+        extent arriving later gives MindSpore's value there."""
         native = NATIVE_NONEMPTY.get(target)
         dtype = mapped.get("dtype")
-        if native is None or (dtype is not None and dtype.given and dtype.source != "None") \
-                or not self._observed_decision(call, f"nonempty:{api}"):
+        if native is None or (dtype is not None and dtype.given and dtype.source != "None"):
+            return target
+        dim = mapped.get("dim")
+        last = dim is not None and dim.given and dim.source.strip() == "-1" and input_node is not None \
+            and nonempty_last_extent(input_node, self.scope.resolve_torch)
+        if not last and not self._observed_decision(call, f"nonempty:{api}"):
             return target
         return _native_reduction(native, mapped)
 
@@ -1665,7 +1692,7 @@ class TableCallTransform(Rule):
             target = self._float_accumulate_target(target, mapped, input_node, original_node, _api_name(entry))
             target = _sized_interpolate_target(target, mapped)
             target = self._absorbed_target(target, mapped, original_node, input_node)
-            target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
+            target = self._nonempty_target(target, mapped, original_node, _api_name(entry), input_node)
             if target in NATIVE_PLAIN_DATA and self._observed_decision(original_node, f"plain:{_api_name(entry)}"):
                 target = NATIVE_PLAIN_DATA[target]  # the data never held a tensor (mindport.observed)
             target = self._values_target(target, original_node)
@@ -1730,6 +1757,8 @@ class TableCallTransform(Rule):
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
             return updated_node
         fill = self._fresh_fill(original_node, updated_node)
+        if fill is None:
+            fill = self._fresh_uniform(original_node, updated_node)
         if fill is not None:  # torch.zeros(1, 1, dim).fill_(eps): ops.full_like of the new tensor
             self.ctx.converted_sites += 1
             return fill
@@ -1799,7 +1828,7 @@ class TableCallTransform(Rule):
                                            mapped, func.value, original_node, _api_name(entry))
             target = self._float_accumulate_target(target, mapped, func.value, original_node, _api_name(entry))
             target = self._absorbed_target(target, mapped, original_node, func.value)
-            target = self._nonempty_target(target, mapped, original_node, _api_name(entry))
+            target = self._nonempty_target(target, mapped, original_node, _api_name(entry), func.value)
             target = self._values_target(target, original_node)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
@@ -1870,6 +1899,38 @@ class TableCallTransform(Rule):
         return cst.Call(func=self.ctx.target_expr(FRESH_FILLS[func.attr.value]),
                         args=fix_commas([cst.Arg(value=updated.func.value),
                                          cst.Arg(value=args[0].value)]))
+
+    def _fresh_uniform(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        """``torch.zeros(n).uniform_(a, b)`` (CaiT's layer dropout ``torch.zeros(n).uniform_(0., 1.) < p``, the
+        attentions' ``nn.Parameter(torch.rand(d).uniform_(-0.1, 0.1))``): a uniform fill of a new floating tensor
+        (FLOAT_CREATIONS, no ``dtype``) that nothing else holds, read in an expression, its bounds number literals
+        and no ``generator``: ``ops.rand_like(receiver) * (b - a) + a`` (the runtime uniform_'s own value, U[0, 1)
+        draws in the receiver's floating dtype scaled and shifted, with no receiver to write it into), the scale and
+        shift folded to literals and left out where they are 1 and 0. None otherwise (the runtime uniform_)."""
+        func = original.func
+        receiver = func.value
+        if func.attr.value != "uniform_" or id(original) in self._statement_calls \
+                or not isinstance(receiver, cst.Call) or any(a.star for a in receiver.args) \
+                or self.scope.resolve_torch(receiver.func) not in FLOAT_CREATIONS \
+                or any(a.keyword is not None and a.keyword.value in ("dtype", "out") for a in receiver.args):
+            return None
+        bounds = {"from": 0, "to": 1}
+        for index, arg in enumerate(original.args):
+            name = arg.keyword.value if arg.keyword is not None else ("from", "to")[index] if index < 2 else None
+            value = _number_literal(arg.value)
+            if arg.star or name not in bounds or value is None:
+                return None
+            bounds[name] = value
+        low, high = bounds["from"], bounds["to"]
+        drawn: cst.BaseExpression = cst.Call(func=self.ctx.target_expr("mindspore.ops.rand_like"),
+                                             args=[cst.Arg(value=updated.func.value)])
+        scale = high - low
+        if scale != 1:
+            drawn = cst.BinaryOperation(left=drawn, operator=cst.Multiply(), right=_number_node(scale))
+        if low != 0:
+            operator = cst.Subtract() if low < 0 else cst.Add()
+            drawn = cst.BinaryOperation(left=drawn, operator=operator, right=_number_node(abs(low)))
+        return drawn
 
     def _sized_constructor(self, qual: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
         """``torch.Tensor(heads, d_head)`` (the attentions' ``nn.Parameter(torch.Tensor(h, d))`` before an init),
