@@ -16,7 +16,8 @@ from tests.discovery._prove import prove_files
 # joining latent and action before its LSTM, its hidden state from ``x.data.new(sizes)`` (uninitialised in torch);
 # a VQ-VAE codebook whose first layer is an Embedding read as a table; a U-Net's eight stride-2 steps, the six inner ones
 # normalised per instance; an EfficientNet block given its norm layer class (required); an LSTM wrapper adding a
-# sequence axis to what it is given; an ADM U-Net stage reading ``ds in attention_resolutions``; a conditional critic keeping its image's shape
+# sequence axis to what it is given; an ADM U-Net stage reading ``ds in attention_resolutions``; a conditional critic keeping its image's shape; a
+# padding-mask module and a head giving class ids (boolean and integer outputs)
 WORLD = '''
 import torch
 import torch.nn as nn
@@ -124,6 +125,24 @@ class ConditionalCritic(nn.Module):
 
     def forward(self, img, labels):
         return self.model(torch.cat((img.view(img.size(0), -1), self.label_embedding(labels)), -1))
+
+
+class PaddingMask(nn.Module):
+    def __init__(self, pad_idx=0):
+        super().__init__()
+        self.pad_idx = pad_idx
+
+    def forward(self, tokens):
+        return (tokens != self.pad_idx).unsqueeze(1).unsqueeze(2)
+
+
+class ArgmaxHead(nn.Module):
+    def __init__(self, d=16, n=5):
+        super().__init__()
+        self.fc = nn.Linear(d, n)
+
+    def forward(self, x):
+        return self.fc(x).argmax(-1)
 
 
 class InvertedResidual(nn.Module):
@@ -289,3 +308,12 @@ def test_an_image_in_the_shape_the_model_keeps(proven):
     image, labels = model["inputs"]
     assert image.split(":")[1] == "float32" and len(image.split(":")[0].split("x")) == 4, model["inputs"]
     assert labels.split(":")[1] == "int64", model["inputs"]
+
+
+def test_boolean_and_integer_outputs_are_proven_exactly(proven):
+    """A padding mask (``tokens != pad_idx``) and a head returning ``argmax`` ids: "the forward returned no floating
+    tensor" before (arnavs04/paper-implementations' two mask modules); the proof compares them exactly."""
+    for name in ("PaddingMask", "ArgmaxHead"):
+        model = proven[f"blocks.py:{name}"]
+        assert model["status"] == "proven", model
+        assert model["max_rel"] == 0.0, model
