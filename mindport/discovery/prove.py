@@ -15,7 +15,8 @@ arguments or inputs were found that run in torch (``reason`` says what was tried
 Each worker owns one torch and one MindSpore side process, which build model after model (the frameworks are
 imported once per worker, not once per model); a model that runs past its time costs its worker's processes, which
 are started again for the next one. Results are cached in ``OUT/mindport-models-cache.json``, keyed by the content of
-the model's file and every project file it imports, on both sides: a re-run proves only what changed.
+the model's file and every project file it imports, on both sides, and by mindport's own code: a re-run proves only
+what changed.
 """
 from __future__ import annotations
 
@@ -664,7 +665,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     out_trees: dict = {}
     keys = {}
     for c in chosen:
-        keys[c.key] = "|".join([__version__, files_hash(src_root, c.rel, files, trees),
+        keys[c.key] = "|".join([__version__, _own_code(), files_hash(src_root, c.rel, files, trees),
                                 files_hash(out_root, c.rel, sorted(out_files), out_trees),
                                 (user_ctors or {}).get(c.key, ""), json.dumps((user_inputs or {}).get(c.key)),
                                 json.dumps([s.rtol, s.atol, s.graph_mode])])
@@ -835,6 +836,27 @@ def _stopped(entry: dict) -> bool:
     a time limit)? That says how busy the machine was, not what the model is: a re-run tries it again (pbloem/former
     under load ~34: 'the MindSpore process stopped (exit code -9)', then read back from the cache on every re-run)."""
     return any(isinstance(v, str) and _STOPPED.search(v) for v in entry.values())
+
+
+_OWN_CODE: str | None = None
+
+
+def _own_code() -> str:
+    """A digest of mindport's own code and tables (its .py and .toml files, ~0.02 s): a cached proof is mindport's
+    answer of the time, so a changed mindport (a fix in the builder or the converter between two runs, without a new
+    version number) proves again. Before, a re-run after such a change read the old answers back."""
+    global _OWN_CODE
+    if _OWN_CODE is None:
+        import hashlib
+
+        root = Path(__file__).resolve().parent.parent
+        digest = hashlib.sha256()
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".toml") and "__pycache__" not in path.parts and path.is_file():
+                digest.update(path.relative_to(root).as_posix().encode())
+                digest.update(path.read_bytes())
+        _OWN_CODE = digest.hexdigest()[:16]
+    return _OWN_CODE
 
 
 def _read_cache(path: Path) -> dict:

@@ -40,3 +40,32 @@ def test_a_stopped_proof_is_reported_and_not_cached(tmp_path):
     assert "stopped" in json.dumps(models), models  # "over 20 s (stopped)" or "process stopped (exit code -9)"
     cached = json.loads((out / CACHE_NAME).read_text())["models"]
     assert cached == {}, cached
+
+
+def test_a_changed_mindport_proves_again(tmp_path):
+    """The cache key holds a digest of mindport's own code: a copy of mindport with one line of its builder changed
+    gives another digest (a fix between two runs proved again, where the old answers were read back before)."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import mindport
+
+    copy = tmp_path / "copy"
+    shutil.copytree(Path(mindport.__file__).parent, copy / "mindport",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    # -S, run in tmp_path: neither an editable install of mindport nor the checkout is imported instead of the copy
+    code = "from mindport.discovery.prove import _own_code; print(_own_code())"
+
+    def digest():
+        out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=120,
+                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(copy)}, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    first, again = digest(), digest()
+    build = copy / "mindport" / "discovery" / "build.py"
+    build.write_text(build.read_text(encoding="utf-8") + "\n# a fix\n", encoding="utf-8")
+    assert first == again and len(first) == 16
+    assert digest() != first
