@@ -531,6 +531,9 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
                     uses[which(a.value)].add("sequence")
                 elif which(a) is not None:  # handed on: Transformer(cfg)
                     required[which(a)].passes.append((callee, i))
+        elif isinstance(node, ast.Starred) and which(node.value) is not None:
+            # unpacked anywhere: ``torch.reshape(x, shape=(-1, *self.shape))`` (tneuer/GAN-pytorch's LayerReshape)
+            uses[which(node.value)].add("sequence")
         elif isinstance(node, (ast.For, ast.comprehension)) and which(node.iter) is not None:
             uses[which(node.iter)].add("sequence")
         elif isinstance(node, ast.Subscript) and which(node.value) is not None:

@@ -17,7 +17,7 @@ from tests.discovery._prove import prove_files
 # a VQ-VAE codebook whose first layer is an Embedding read as a table; a U-Net's eight stride-2 steps, the six inner ones
 # normalised per instance; an EfficientNet block given its norm layer class (required); an LSTM wrapper adding a
 # sequence axis to what it is given; an ADM U-Net stage reading ``ds in attention_resolutions``; a conditional critic keeping its image's shape; a
-# padding-mask module and a head giving class ids (boolean and integer outputs)
+# padding-mask module and a head giving class ids (boolean and integer outputs); a reshape to a stored shape
 WORLD = '''
 import torch
 import torch.nn as nn
@@ -143,6 +143,15 @@ class ArgmaxHead(nn.Module):
 
     def forward(self, x):
         return self.fc(x).argmax(-1)
+
+
+class LayerReshape(nn.Module):
+    def __init__(self, shape):
+        super().__init__()
+        self.shape = shape
+
+    def forward(self, x):
+        return torch.reshape(input=x, shape=(-1, *self.shape))
 
 
 class InvertedResidual(nn.Module):
@@ -317,3 +326,11 @@ def test_boolean_and_integer_outputs_are_proven_exactly(proven):
         model = proven[f"blocks.py:{name}"]
         assert model["status"] == "proven", model
         assert model["max_rel"] == 0.0, model
+
+
+def test_a_parameter_unpacked_in_a_display_is_a_sequence(proven):
+    """``torch.reshape(x, shape=(-1, *self.shape))``: the shape a list (an int before: "Value after * must be an
+    iterable, not int", tneuer/GAN-pytorch's LayerReshape)."""
+    model = proven["blocks.py:LayerReshape"]
+    assert model["status"] == "proven", model
+    assert model["ctor"].startswith("shape=["), model["ctor"]
