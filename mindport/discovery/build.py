@@ -60,6 +60,12 @@ _PATH_NAMES = r"(^|_)(filename|fname|filepath|dir|folder|url)$|file$|path$"
 _PLURAL_SIZES = r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides|units|filters)$"
 
 
+_LAYER_FLAGS = {"batch_first": "True", "bidirectional": "True", "bias": "True", "affine": "True",
+                "track_running_stats": "True", "inplace": "False", "align_corners": "False", "ceil_mode": "False",
+                "count_include_pad": "True", "return_indices": "False", "elementwise_affine": "True",
+                "residual": "True", "use_bias": "True"}
+
+
 def small_value(name: str, annotation: str, default_int: int = 16, last_resort: bool = False) -> str | None:
     """A small value for a required parameter, from its name and hint; None when nothing fits. ``last_resort``: an
     unannotated parameter that no rule names gets the default size (an int is what most unnamed sizes are)."""
@@ -71,6 +77,11 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return _IDENTITY
     if low == "device":
         return "'cpu'"
+    if low in _LAYER_FLAGS and ann in ("", "bool"):
+        # a flag named as torch's layers name theirs, handed on to one (jiwidi/DeepSpeech-pytorch's
+        # ``BidirectionalGRU(rnn_dim, hidden_size, dropout, batch_first)``: 16 there, "batch_first should be of type
+        # bool, got: int"): the value torch's layer defaults to, or the one that keeps a block whole
+        return _LAYER_FLAGS[low]
     if re.search(_PATH_NAMES, low) and ann in ("", "str", "Path", "os.PathLike", "Optional[str]", "str|None"):
         # a file's name or path (Darknet(cfgfile): ``open(cfgfile)``): no small value is one, and an int is a file
         # descriptor to open(): 16 read and closed the builder's own descriptor ("OSError: [Errno 9] Bad file
@@ -120,7 +131,7 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
             if value is not None:
                 return value
         return None
-    if (re.search(_PLURAL_SIZES, low)
+    if (re.search(_PLURAL_SIZES, low) and ann != "int"
             and not re.match(r"(n|num|n_num|number_of)_", low)) or ann.startswith(("list", "List", "tuple", "Tuple", "Sequence")):
         return "[2, 2]" if re.search(r"layers|blocks|depths", low) else "[16, 16]"
     optional = re.fullmatch(r"Optional\[(float|bool)\]|(float|bool)\|None|None\|(float|bool)", ann)
@@ -226,7 +237,10 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
         for size, last_resort in ((16, False), (8, False), (16, True), (32, False), (64, False)):
             values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand, size)
                       or used_value(p, size, repository_defaults=size == 16 and not last_resort)
-                      or small_value(p["name"], p["annotation"], size, last_resort) for p in required]
+                      # a plural name the class uses as a count or a size is an int (StemGNN's ``units``:
+                      # ``nn.GRU(time_step, units)``, ``torch.zeros(size=(units, 1))``), not the plural's list
+                      or small_value(p["name"], p["annotation"] or ("int" if p.get("count") else ""), size,
+                                     last_resort) for p in required]
             _tie_counts(required, values)
             _table_shapes(required, values, cand["params"], size)
             values = [_as_count(p, v) for p, v in zip(required, values)]

@@ -17,7 +17,8 @@ from tests.discovery._prove import prove_files
 # a VQ-VAE codebook whose first layer is an Embedding read as a table; a U-Net's eight stride-2 steps, the six inner ones
 # normalised per instance; an EfficientNet block given its norm layer class (required); an LSTM wrapper adding a
 # sequence axis to what it is given; an ADM U-Net stage reading ``ds in attention_resolutions``; a conditional critic keeping its image's shape; a
-# padding-mask module and a head giving class ids (boolean and integer outputs); a reshape to a stored shape
+# padding-mask module and a head giving class ids (boolean and integer outputs); a reshape to a stored shape; a
+# StemGNN attention sized by its `units` (an int, though plural); DeepSpeech's GRU block given its batch_first
 WORLD = '''
 import torch
 import torch.nn as nn
@@ -152,6 +153,32 @@ class LayerReshape(nn.Module):
 
     def forward(self, x):
         return torch.reshape(input=x, shape=(-1, *self.shape))
+
+
+class GraphAttentionHead(nn.Module):
+    def __init__(self, units, time_step):
+        super().__init__()
+        self.units = units
+        self.weight_key = nn.Parameter(torch.zeros(size=(units, 1)))
+        nn.init.xavier_uniform_(self.weight_key.data, gain=1.414)
+        self.GRU = nn.GRU(time_step, units)
+
+    def forward(self, x):
+        out, _ = self.GRU(x.permute(2, 0, 1).contiguous())
+        return torch.matmul(out, self.weight_key)
+
+
+class BidirectionalGRU(nn.Module):
+    def __init__(self, rnn_dim, hidden_size, dropout, batch_first):
+        super().__init__()
+        self.BiGRU = nn.GRU(input_size=rnn_dim, hidden_size=hidden_size, num_layers=1, batch_first=batch_first,
+                            bidirectional=True)
+        self.layer_norm = nn.LayerNorm(rnn_dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        x, _ = self.BiGRU(torch.relu(self.layer_norm(x)))
+        return self.dropout(x)
 
 
 class InvertedResidual(nn.Module):
@@ -334,3 +361,19 @@ def test_a_parameter_unpacked_in_a_display_is_a_sequence(proven):
     model = proven["blocks.py:LayerReshape"]
     assert model["status"] == "proven", model
     assert model["ctor"].startswith("shape=["), model["ctor"]
+
+
+def test_a_plural_name_used_as_a_size_is_an_int(proven):
+    """``units`` read as a size (``nn.GRU(time_step, units)``, ``torch.zeros(size=(units, 1))``): an int, where its
+    plural name gave [16, 16] ("zeros(): argument 'size' must be tuple of ints", Einsturing/StemGNN-pytorch)."""
+    model = proven["blocks.py:GraphAttentionHead"]
+    assert model["status"] == "proven", model
+    assert "units=16" in model["ctor"] or "units=8" in model["ctor"], model["ctor"]
+
+
+def test_a_layer_flag_by_its_name_is_a_bool(proven):
+    """``batch_first`` handed on to nn.GRU: True, as torch's layers take it ("batch_first should be of type bool,
+    got: int", jiwidi/DeepSpeech-pytorch's BidirectionalGRU)."""
+    model = proven["blocks.py:BidirectionalGRU"]
+    assert model["status"] == "proven", model
+    assert "batch_first=True" in model["ctor"], model["ctor"]
