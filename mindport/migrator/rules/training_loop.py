@@ -1974,6 +1974,8 @@ class TrainingLoopRule(Rule):
             return False
         body = scope_node.body.body if isinstance(scope_node.body, cst.IndentedBlock) else scope_node.body
         at = next((i for i, stmt in enumerate(body) if _contains(stmt, loop)), None)
+        if at is None:  # the loop's position in the scope is unknown: nothing is known to come after it
+            return False
         bound = [i for i, stmt in enumerate(body) for a in all_nodes(stmt, cst.Assign)
                  if any(name in target_names(t.target) for t in a.targets)]
         return bool(bound) and min(bound) > at
