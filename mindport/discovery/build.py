@@ -1745,6 +1745,14 @@ def _rank_hint(problem: str, given: int | None = None) -> int | None:
     if m is not None and given is not None:
         rank = given - (int(m.group(2)) - int(m.group(1)))
         return rank if 1 <= rank < given else None
+    # the same of a convolution, which names what it got: "Expected 3D (unbatched) or 4D (batched) input to
+    # conv_transpose2d, but got input of size: [2, 1, 16, 1, 1]" after ``z.unsqueeze(-1).unsqueeze(-1)`` of a 3-D z
+    m = re.search(r"or (\d)D \(batched\) input to \w+, but got input of size: \[([\d, ]*)\]", problem)
+    if m is not None and given is not None:
+        got = len([v for v in m.group(2).split(",") if v.strip()])
+        rank = given - (got - int(m.group(1)))
+        if got != given and 1 <= rank <= 6 and rank != given:
+            return rank
     for pattern, extra in _RANK_HINTS:
         m = re.search(pattern, problem)
         if m:
@@ -2328,10 +2336,11 @@ def attribute_images(model, tries: list[list[str]]) -> list[list[str]]:
                   and all(type(d) is int and 0 < d <= 512 for d in v)), None)
     if shape is None:
         return []
-    first = "x".join(map(str, [2, *shape])) + ":float32"
-    if _elements(first) > MAX_ELEMENTS:
-        return []
-    out = [[first, *specs[1:]] for specs in tries if specs] or [[first]]
+    firsts = ["x".join(map(str, [2, *shape])) + ":float32"]
+    if shape[0] == 1 and len(shape) >= 2:  # ``input_size = (1, latent_dim)  # 1 for batch``: the batch replaced too
+        firsts.append("x".join(map(str, [2, *shape[1:]])) + ":float32")
+    out = [[first, *specs[1:]] for first in firsts if _elements(first) <= MAX_ELEMENTS
+           for specs in (tries or [[]])]
     return [list(t) for t in dict.fromkeys(map(tuple, out))]
 
 

@@ -18,7 +18,8 @@ from tests.discovery._prove import prove_files
 # normalised per instance; an EfficientNet block given its norm layer class (required); an LSTM wrapper adding a
 # sequence axis to what it is given; an ADM U-Net stage reading ``ds in attention_resolutions``; a conditional critic keeping its image's shape; a
 # padding-mask module and a head giving class ids (boolean and integer outputs); a reshape to a stored shape; a
-# StemGNN attention sized by its `units` (an int, though plural); DeepSpeech's GRU block given its batch_first
+# StemGNN attention sized by its `units` (an int, though plural); DeepSpeech's GRU block given its batch_first; a
+# DCGAN generator keeping its input size with the batch in it, unsqueezing its latent code to 1 x 1
 WORLD = '''
 import torch
 import torch.nn as nn
@@ -179,6 +180,19 @@ class BidirectionalGRU(nn.Module):
     def forward(self, x):
         x, _ = self.BiGRU(torch.relu(self.layer_norm(x)))
         return self.dropout(x)
+
+
+class LatentGenerator(nn.Module):
+    def __init__(self, latent_dim: int, mid_channels: int, out_channels: int):
+        super().__init__()
+        self.net = nn.Sequential(nn.ConvTranspose2d(latent_dim, mid_channels, 4, 1, 0, bias=False),
+                                 nn.BatchNorm2d(mid_channels), nn.ReLU(True),
+                                 nn.ConvTranspose2d(mid_channels, out_channels, 4, 2, 1, bias=False), nn.Tanh())
+        self.input_size = (1, latent_dim)  # 1 for batch
+
+    def forward(self, z):
+        z = z.unsqueeze(-1).unsqueeze(-1)  # N x L -> N x L x 1 x 1
+        return self.net(z)
 
 
 class InvertedResidual(nn.Module):
@@ -377,3 +391,17 @@ def test_a_layer_flag_by_its_name_is_a_bool(proven):
     model = proven["blocks.py:BidirectionalGRU"]
     assert model["status"] == "proven", model
     assert "batch_first=True" in model["ctor"], model["ctor"]
+
+
+def test_a_kept_input_size_with_its_batch_and_a_rank_named_by_what_the_layer_got(proven):
+    """``self.input_size = (1, latent_dim)  # 1 for batch`` and ``z.unsqueeze(-1).unsqueeze(-1)`` before a transposed
+    convolution (thawro/gan-pytorch's DCGANGenerator): the latent as 2 x latent_dim; a rank error that names what the
+    layer got ("but got input of size: [2, 1, 16, 1, 1]") gives the input one axis fewer too."""
+    model = proven["blocks.py:LatentGenerator"]
+    assert model["status"] == "proven", model
+    assert len(model["inputs"][0].split(":")[0].split("x")) == 2, model["inputs"]
+    from mindport.discovery.build import _rank_hint
+
+    problem = ("RuntimeError: Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of "
+               "size: [2, 1, 16, 1, 1]")
+    assert _rank_hint(problem, 3) == 2 and _rank_hint(problem, 5) == 4  # given as the layer got it: the rank named
