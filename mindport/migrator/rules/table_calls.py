@@ -141,26 +141,6 @@ def _fresh_receiver(expr, resolve) -> bool:
 
 
 
-# torch's creations of a new tensor in the default floating dtype when no dtype is given (TableCallTransform._fresh_uniform)
-FLOAT_CREATIONS = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "rand", "randn"))
-
-
-def _number_literal(node) -> "int | float | None":
-    """The value of an int or float literal, optionally negated (``0.``, ``-0.1``, ``1``); None for anything else."""
-    negate = False
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        negate, node = True, node.expression
-    if not isinstance(node, (cst.Integer, cst.Float)) or node.lpar:
-        return None
-    value = node.evaluated_value
-    return -value if negate else value
-
-
-def _number_node(value: "int | float") -> cst.BaseExpression:
-    """A literal for a non-negative number: an int as it is, a float by its exact repr."""
-    return cst.Integer(str(value)) if isinstance(value, int) else cst.Float(repr(float(value)))
-
-
 def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
     """``y.transpose(1, 2)`` with two literal axes, one of them 2 or more: torch's swap of two axes of a tensor of 3
     or more dimensions, whatever ``y`` is (numpy's transpose takes every axis, so two axes fit only a 2-D array,
@@ -1757,8 +1737,6 @@ class TableCallTransform(Rule):
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
             return updated_node
         fill = self._fresh_fill(original_node, updated_node)
-        if fill is None:
-            fill = self._fresh_uniform(original_node, updated_node)
         if fill is not None:  # torch.zeros(1, 1, dim).fill_(eps): ops.full_like of the new tensor
             self.ctx.converted_sites += 1
             return fill
@@ -1899,38 +1877,6 @@ class TableCallTransform(Rule):
         return cst.Call(func=self.ctx.target_expr(FRESH_FILLS[func.attr.value]),
                         args=fix_commas([cst.Arg(value=updated.func.value),
                                          cst.Arg(value=args[0].value)]))
-
-    def _fresh_uniform(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
-        """``torch.zeros(n).uniform_(a, b)`` (CaiT's layer dropout ``torch.zeros(n).uniform_(0., 1.) < p``, the
-        attentions' ``nn.Parameter(torch.rand(d).uniform_(-0.1, 0.1))``): a uniform fill of a new floating tensor
-        (FLOAT_CREATIONS, no ``dtype``) that nothing else holds, read in an expression, its bounds number literals
-        and no ``generator``: ``ops.rand_like(receiver) * (b - a) + a`` (the runtime uniform_'s own value, U[0, 1)
-        draws in the receiver's floating dtype scaled and shifted, with no receiver to write it into), the scale and
-        shift folded to literals and left out where they are 1 and 0. None otherwise (the runtime uniform_)."""
-        func = original.func
-        receiver = func.value
-        if func.attr.value != "uniform_" or id(original) in self._statement_calls \
-                or not isinstance(receiver, cst.Call) or any(a.star for a in receiver.args) \
-                or self.scope.resolve_torch(receiver.func) not in FLOAT_CREATIONS \
-                or any(a.keyword is not None and a.keyword.value in ("dtype", "out") for a in receiver.args):
-            return None
-        bounds = {"from": 0, "to": 1}
-        for index, arg in enumerate(original.args):
-            name = arg.keyword.value if arg.keyword is not None else ("from", "to")[index] if index < 2 else None
-            value = _number_literal(arg.value)
-            if arg.star or name not in bounds or value is None:
-                return None
-            bounds[name] = value
-        low, high = bounds["from"], bounds["to"]
-        drawn: cst.BaseExpression = cst.Call(func=self.ctx.target_expr("mindspore.ops.rand_like"),
-                                             args=[cst.Arg(value=updated.func.value)])
-        scale = high - low
-        if scale != 1:
-            drawn = cst.BinaryOperation(left=drawn, operator=cst.Multiply(), right=_number_node(scale))
-        if low != 0:
-            operator = cst.Subtract() if low < 0 else cst.Add()
-            drawn = cst.BinaryOperation(left=drawn, operator=operator, right=_number_node(abs(low)))
-        return drawn
 
     def _sized_constructor(self, qual: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
         """``torch.Tensor(heads, d_head)`` (the attentions' ``nn.Parameter(torch.Tensor(h, d))`` before an init),
