@@ -1399,11 +1399,18 @@ def _unpacked_forms(dims: list[str], rest: str, length: int, nested: list | None
     return out  # (then copies of the argument's form: sequence_inputs)
 
 
+# a Linear's refusal: (the features it got, the features it takes) of "mat1 and mat2 shapes cannot be multiplied
+# (3x144 and 132x128)"; a recurrent layer's: (the size it takes, the size it got) of "input.size(-1) must be equal to
+# input_size. Expected 35, got 70"
+_MATMUL_WIDTHS = re.compile(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)")
+_RNN_WIDTHS = re.compile(r"input\.size\(-1\) must be equal to input_size\. Expected (\d+), got (\d+)")
+
+
 def _joined_width_hint(problem: str, spec: str) -> str | None:
     """A list input whose last item is a feature vector (``B x F``) the model joins to its own features before a
     Linear (PSE's ``extra``): F corrected by what the Linear's complaint says is missing ("mat1 and mat2 shapes cannot
     be multiplied (3x144 and 132x128)" with F = 16 -> F = 4); None otherwise."""
-    m = re.search(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", problem)
+    m = _MATMUL_WIDTHS.search(problem)
     last = re.search(r"(\d+(?:x\d+)*)x(\d+):float32\]$", spec)
     if m is None or last is None or not spec.startswith("["):
         return None
@@ -1779,7 +1786,7 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     if m is not None and seen is not None and len(dims) == len(seen.group(1).split(",")) + 1:
         axis = 2  # a series of frames (B x T x C x H x W) the model folds into its batch before the convolution
     if m is None:
-        m = re.search(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", problem)
+        m = _MATMUL_WIDTHS.search(problem)
         m = m and re.match(r"(\d+) (\d+)", f"{m.group(2)} {m.group(1)}")  # wanted, got
         axis = len(dims) - 1
     if m is None or len(dims) < 2 or rest.startswith("int"):
@@ -1835,7 +1842,7 @@ def _permuted_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     it wanted the other's size: ``x.permute(0, 2, 1)`` of a (B, 1, T) signal before ``LSTM(input_size=1,
     batch_first=True)`` refuses 2 x 8 x 1 ("input.size(-1) must be equal to input_size. Expected 1, got 8") and takes
     2 x 1 x 8. [] when the two sizes are not both on non-batch axes of the input."""
-    m = re.search(r"input\.size\(-1\) must be equal to input_size\. Expected (\d+), got (\d+)", problem)
+    m = _RNN_WIDTHS.search(problem)
     conv = re.search(r"to have (\d+) channels, but got (\d+) channels", problem) if m is None else None
     if conv is not None and not rest.startswith("int") and len(dims) == 3:
         # a (B, L, C) series the forward moves channels-first before its first convolution (time-series
@@ -2042,11 +2049,11 @@ def _split_join(problem: str, specs: list[str], names: list[str], widths: dict[s
     ``z`` -> ``nz`` = 32: ``widths``); the first argument whose width is unknown takes the rest, the others 1. None
     when the error is of another kind or the inputs are not float arrays alike but for their last axis, or the
     widths given add up to something else."""
-    m = re.search(r"input\.size\(-1\) must be equal to input_size\. Expected (\d+), got (\d+)", problem)
+    m = _RNN_WIDTHS.search(problem)
     if m is not None:
         wanted, got = int(m.group(1)), int(m.group(2))
     else:
-        m = re.search(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", problem)
+        m = _MATMUL_WIDTHS.search(problem)
         if m is None:
             return None
         wanted, got = int(m.group(2)), int(m.group(1))
@@ -2479,6 +2486,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         seen = []
         input_errors = []
         hinted = optional = fitted = others = 0
+        int_facts = _int_facts(model, ctor, cand["params"])  # the sizes its names may say (_split_join), once
         for specs in tries:
             if specs in seen:
                 continue
@@ -2547,8 +2555,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 reshaped += [[*specs[:i], moved, *specs[i + 1:]] for i, spec in enumerate(specs[1:], 1)
                              if (moved := _at_size(spec, *sizes)) is not None]
             split = _split_join(problem, specs, [p["name"] for p in fwd if p["kind"] == "positional"],
-                                _int_facts(model, ctor, cand["params"])) if failure is not None and len(specs) > 1 \
-                else None
+                                int_facts) if failure is not None and len(specs) > 1 else None
             if split is not None:  # inputs joined on their last axis before a layer: widths adding up to its own
                 reshaped.append(split)
             culprits = getattr(failure, "mp_inputs", None) or set()

@@ -304,7 +304,7 @@ def _missing_names_import(original, finder: "_Finder"):
         module = original(name, globals, locals, fromlist, level)
         if not fromlist or not isinstance(module, types.ModuleType) or isinstance(module, _StubModule):
             return module
-        missing = [n for n in fromlist if n != "*" and n not in vars(module) and not hasattr(module, n)]
+        missing = [n for n in fromlist if n != "*" and not hasattr(module, n)]
         if (missing and module.__name__.split(".")[0] not in _NAMES_NEVER and not finder._in_roots(module)
                 and finder._project_line(sys._getframe(1))):
             for n in missing:
