@@ -286,7 +286,9 @@ class RecordedValueTransform(Rule):
             found = self._branch_records(original[:c], set(reads_before_writes([stmt])), frame)
             if found:
                 records.update(found)
-        if not records:
+        if not records or not all(_same_assignment(original[i], updated[i]) for i in records):
+            # the block was restructured by an earlier rule (the training-loop rule moved a region into a function
+            # with as many statements: the positions no longer name the same assignments): nothing recorded
             return updated_node
         train = self.ctx.alias_for("mindport.runtime.training")
         body = list(updated)
@@ -319,8 +321,9 @@ class RecordedValueTransform(Rule):
                 name = dotted_name(call.func) or ""
                 if isinstance(call.func, cst.Name) and name in frame["locals"]:
                     return True
-                if name.startswith("self.") or name.endswith(".forward"):
-                    return True
+                if name.endswith(".forward") or (name.startswith("self.") and name.count(".") == 1):
+                    return True  # ``self.critic(s)``, ``self.policy(s)``; not ``self.memory.sample()`` (a method
+                    # of an attribute draws data: computed again inside the differentiation it would draw again)
             return False
 
         def assign(small, index, top, quiet) -> None:
@@ -827,3 +830,10 @@ def _after_imports(body: list) -> int:
         elif leading == i and i == 0 and isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
             leading = 1
     return leading
+
+
+def _same_assignment(original, updated) -> bool:
+    """Whether ``updated`` is still ``original``'s one-assignment line (same targets), rewritten inside at most."""
+    return all(isinstance(n, cst.SimpleStatementLine) and len(n.body) == 1 and isinstance(n.body[0], cst.Assign)
+               for n in (original, updated)) and [code_of(t.target) for t in original.body[0].targets] == \
+        [code_of(t.target) for t in updated.body[0].targets]

@@ -515,6 +515,14 @@ def _between(plan: Plan, stmts: list, rw: list, ran_at: dict[int, int]) -> int |
                 pending |= writes
             continue
         if reads & (pending | moved_writes):
+            later_reads = set().union(*(rw[j][0] for j in forward if j > i))
+            if writes & later_reads and i not in ran_at and not _is_gradient_api(stmts[i]) \
+                    and _runs_inside(stmts[i]):
+                # it reads a forward result and a later forward statement reads what it computes: it runs inside
+                # forward_fn, in its place (TD3's ``with torch.no_grad(): a_ = actor_target(s_) ...; td_target =
+                # r + ...`` after ``s, a, s_, r, done = self.memory.sample()`` and before the critic's loss: moved
+                # after the call, forward_fn read ``td_target`` unbound)
+                return i
             if _is_gradient_api(stmts[i]) or i in ran_at:
                 raise Unfit(f"line {code_of(stmts[i]).strip()!r} between the forward statements reads their "
                             "results and cannot move after them")
