@@ -322,6 +322,13 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
                     # (worded as the builder's own "built; no input ran: ..." reasons, which the sweep classes)
                     return _fail(entry, "not-built", "reason", f"built; no input ran: the eval forward is not "
                                  f"deterministic at the random draw ({why}): its own init hid the randomness")
+            # the absolute tolerance follows the largest value the forward computes, in any layer, at either draw
+            # (float32 rounding grows with it: a large pre-activation rounded, then squashed by a final Tanh, shows
+            # there; STGCN's TimeBlock sums three 64-channel convolutions at its own init and a ReLU output near zero
+            # keeps their 2e-6 rounding), the relative one stays. Run before the weights move: a model that initialises
+            # itself on its first forward (NODE's data-aware thresholds, drawn with numpy) is proven from the state
+            # that forward left, which the MindSpore side takes without running its own initialisation
+            atol = s.atol * max(1.0, _scale(_checked(ref.call, "forward", arrays, True)))
             plan = _apply_transfer(report, ms, state=ref.call("state"), source=f"torch model ({draw})")
             if not report.weights.get("ok", False):
                 w = report.weights
@@ -330,11 +337,6 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
                                          f"torch tensors unmatched: {', '.join(w.get('unexpected', [])[:5])}")
                 return _fail(entry, "ms-failed", "error", f"moving the weights failed: {why}")
             ref.call("snapshot")
-            # the absolute tolerance follows the largest value the forward computes, in any layer, at either draw
-            # (float32 rounding grows with it: a large pre-activation rounded, then squashed by a final Tanh, shows
-            # there; STGCN's TimeBlock sums three 64-channel convolutions at its own init and a ReLU output near zero
-            # keeps their 2e-6 rounding), the relative one stays
-            atol = s.atol * max(1.0, _scale(_checked(ref.call, "forward", arrays, True)))
             settings = Settings(s.rtol, atol, s.seed, True, s.graph_mode and draw == "own init", atol_per_unit=s.atol)
             _run(report, ref, ms, arrays, settings, plan, None)
             report.settings["atol"] = atol

@@ -254,6 +254,16 @@ class TorchSide:
     def state(self) -> dict:
         return {k: _numpy(v) for k, v in self.model.state_dict().items()}
 
+    def digest(self) -> str:
+        """A digest of the parameters and buffers: tells whether a forward wrote the model's own state."""
+        import hashlib
+
+        h = hashlib.blake2b(digest_size=16)
+        for k, v in self.model.state_dict().items():
+            h.update(k.encode())
+            h.update(_numpy(v).tobytes())
+        return h.hexdigest()
+
     def snapshot(self) -> None:
         self.original = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
 
