@@ -242,6 +242,7 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
                       or small_value(p["name"], p["annotation"] or ("int" if p.get("count") else ""), size,
                                      last_resort) for p in required]
             _tie_counts(required, values)
+            _tie_lengths(required, values)
             _table_shapes(required, values, cand["params"], size)
             values = [_as_count(p, v) for p, v in zip(required, values)]
             probe = values if probe is None else probe  # a file path has no small value: the repository's files below
@@ -361,6 +362,15 @@ _ARCHITECTURE_SUFFIXES = (".cfg", ".yaml", ".yml", ".json")
 _FILES: dict[str, list[tuple[str, str, int]]] = {}
 
 
+# the settings files of development tools, which a class given a configuration path never reads (mamba-tabular's
+# EmbeddingLayer was given its .pre-commit-config.yaml)
+_TOOLING_FILES = frozenset({"mkdocs.yml", "mkdocs.yaml", "environment.yml", "environment.yaml", "codecov.yml",
+                            "docker-compose.yml", "docker-compose.yaml", "package.json", "package-lock.json",
+                            "tsconfig.json", "renovate.json", "citation.cff", "readthedocs.yml", "readthedocs.yaml",
+                            "meta.yaml", "tox.ini", "setup.cfg", "pyrightconfig.json", "launch.json",
+                            "settings.json", "devcontainer.json"})
+
+
 def repository_files(root: str, limit: int = 2000, max_bytes: int = 64_000) -> list[tuple[str, str, int]]:
     """(path relative to ``root``, absolute path, size) of the repository's small ``.cfg``/YAML/JSON files (at most
     ``limit`` looked at), read once per repository: the files a class given a configuration path may read."""
@@ -370,6 +380,8 @@ def repository_files(root: str, limit: int = 2000, max_bytes: int = 64_000) -> l
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for f in sorted(files):
                 path = os.path.join(folder, f)
+                if f.startswith(".") or f.lower() in _TOOLING_FILES:
+                    continue  # a tool's settings (.pre-commit-config.yaml, mkdocs.yml): no model's configuration
                 if f.endswith(_ARCHITECTURE_SUFFIXES) and os.path.isfile(path) \
                         and 0 < os.path.getsize(path) <= max_bytes:
                     out.append((os.path.relpath(path, root), os.path.abspath(path), os.path.getsize(path)))
@@ -717,6 +729,28 @@ def _tie_counts(required: list[dict], values: list) -> None:
                 values[i] = str(len(seq))
 
 
+def _tie_lengths(required: list[dict], values: list) -> None:
+    """A list the class checks against another's length (alelab's graph networks: ``assert len(dimNodeSignals) ==
+    len(nFilterTaps) + 1``, one feature width per layer and one more) gets that length, in place: its last item
+    repeated, or its tail cut."""
+    import ast as _ast
+
+    names = [p["name"] for p in required]
+    for i, p in enumerate(required):
+        rel = p.get("len_rel") or []
+        if len(rel) != 2 or rel[0] not in names or values[i] is None or values[names.index(rel[0])] is None:
+            continue
+        try:
+            seq, other = _ast.literal_eval(values[i]), _ast.literal_eval(values[names.index(rel[0])])
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if not (isinstance(seq, list) and isinstance(other, (list, tuple)) and seq):
+            continue
+        want = len(other) + rel[1]
+        if want >= 1:
+            values[i] = repr((seq + [seq[-1]] * want)[:want])
+
+
 _SHRINK = r"dim|channel|chan$|hidden|embed|width|features|filters|units|planes|d_model|n_embd|ff|inner|mlp|head|" \
           r"depth|layers|blocks|n_layer|nlayers|vocab|tokens"
 
@@ -875,9 +909,21 @@ def _layered_value(param: dict, size: int) -> str | None:
 _LOGGER_KEY = re.compile(r"(\w+_)?logger")  # a configuration's logger object (never a size)
 
 
+# what code reads of an array (numpy's or a tensor's attributes and methods): an object read only through these is
+# an array handed to the constructor (a graph shift operator, an adjacency or support matrix: ``GSO.shape``,
+# ``GSO.reshape([1, N, N])``), not a configuration
+_ARRAY_ATTRS = frozenset({"shape", "reshape", "ndim", "dtype", "T", "astype", "transpose", "copy", "flatten", "sum",
+                          "toarray", "todense", "tocoo", "nonzero", "diagonal", "squeeze", "max", "min", "mean"})
+
+
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
     from mindport.discovery.scan import COUNT_KEY, FLAG_KEY, GET_KEY, IN_KEY, NONE_KEY, SEQUENCE_KEY
 
+    if namespace and attrs and set(attrs) <= _ARRAY_ATTRS and set(attrs) & {"shape", "reshape", "ndim", "T"}:
+        # a square matrix of seeded values in [0, 1 / size): the same array on both sides, its powers shrinking as a
+        # normalised graph operator's do (alelab-upenn's SelectionGNN met ``GSO.reshape([1, N, N])`` as an int on a
+        # SimpleNamespace)
+        return f"(__import__('numpy').random.RandomState(0).rand({size}, {size}) / {size}).astype('float32')"
     items = []
     for key, default in attrs.items():
         if key in ("[]", GET_KEY, IN_KEY):  # scan.py's marks of a mapping inside, of a read with .get, of an ``in`` test
@@ -1116,8 +1162,11 @@ def _grid_specs(model, specs: list[str]) -> list[str]:
     return [f"2x{n}x{w}:float32" for n in grids for w in dict.fromkeys(widths)][:4]
 
 
-_STATE_NAMES = re.compile(r"(hidden|hiddens|hidden_states?|hx|hc|h|h0|h_0|h_c|hid|states?|prev_(state|hidden)|"
-                          r"last_hidden|rnn_state|recurrent_state|init_state)")
+_STATE_NAMES = re.compile(r"(hidden|hiddens|hidden_states?|hx|hc|h|h0|h_0|h_c|hid|states?|prev_(state|hidden)s?|"
+                          r"last_hidden|rnn_state|recurrent_state|init_state|(cur|curr|current|last)_(state|hidden)s?|"
+                          r"h_prev|hidden_prev|state_prev)")
+_CONV_STATE_WIDTHS = ("hidden_dim", "hidden_channels", "hidden_size", "hid_dim", "num_hidden", "hidden", "nhid",
+                      "n_hidden", "hidden_features")
 _STATE_INITS = ("init_hidden", "initHidden", "init_hidden_state", "init_state", "initial_state", "init_states",
                 "begin_state", "zero_state", "get_initial_state")
 # a float argument beside integer tokens: an encoder's output, a memory, features
@@ -1166,17 +1215,69 @@ def _handed_layer(model, param: dict):
     ``model.X`` itself, or the first such layer of a ``Sequential`` it is, past the leading modules that keep no
     weights and keep the input's form (an activation, a dropout, ``Identity``: a diffusion block's
     ``time_mlp = Sequential(Mish(), Linear(embed_dim, out))``, a DiT block's ``Sequential(SiLU(), Linear(...))``);
-    None otherwise (a block of the project's own: its first registered layer need not be the one it applies first)."""
+    through a block of the project's own, by position, the layer its forward hands that argument to (its first
+    registered layer need not be the one it applies first); None otherwise."""
     import torch.nn as nn
 
     known = tuple(getattr(nn, n, None) or getattr(nn.modules.batchnorm, n) for n in _KNOWN_LAYERS)
-    sub = getattr(model, param.get("layer") or "", None) if param.get("layer") else None
-    while type(sub) is nn.Sequential and len(sub):
-        lead = 0
-        while lead < len(sub) - 1 and _form_keeping(sub[lead]):
-            lead += 1
-        sub = sub[lead]
-    return sub if isinstance(sub, known) else None
+    sub, position = (getattr(model, param["layer"], None), 0) if param.get("layer") else \
+        _own_block_call(model, param.get("name") or "")
+    for _ in range(6):  # through the project's own blocks: a U-Net stage's ``self.resnet_block1(x, time_emb)``
+        # whose ``forward(x, time_emb)`` hands ``x`` to ``self.normalize_1`` (GroupNorm(32, C)) and ``time_emb`` to
+        # its time projection: an image of C channels, not the width of the Linear the stage registers first
+        # (BvDod's DDPM blocks), and the embedding's own width
+        while type(sub) is nn.Sequential and len(sub) and position == 0:
+            lead = 0
+            while lead < len(sub) - 1 and _form_keeping(sub[lead]):
+                lead += 1
+            sub = sub[lead]
+        if sub is None or isinstance(sub, known) or not isinstance(sub, nn.Module) \
+                or type(sub).__module__.split(".")[0] in ("torch", "einops"):
+            break
+        name = _forward_parameter(sub, position)
+        sub, position = _own_block_call(sub, name) if name else (None, 0)
+    return sub if isinstance(sub, known) and position == 0 else None
+
+
+def _forward_source(block):
+    """The ``forward`` of ``block``'s class as an ast function, None when its source cannot be read."""
+    import ast
+    import inspect
+    import textwrap
+
+    try:
+        func = ast.parse(textwrap.dedent(inspect.getsource(type(block).forward))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return None
+    return func if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _forward_parameter(block, position: int) -> str | None:
+    """The name of the ``position``-th positional parameter of ``block``'s forward (after self)."""
+    func = _forward_source(block)
+    args = func.args.args[1:] if func is not None else []
+    return args[position].arg if position < len(args) else None
+
+
+def _own_block_call(block, name: str):
+    """(sub-module, position): the first call ``self.X(..., name, ...)`` (or ``self.X.forward(...)``) in
+    ``block``'s forward, in source order, taking the argument ``name`` itself positionally; (None, 0) when none."""
+    import ast
+
+    func = _forward_source(block)
+    if func is None or not name:
+        return None, 0
+    for node in sorted((n for n in ast.walk(func) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset)):
+        target = node.func.value if isinstance(node.func, ast.Attribute) and node.func.attr == "forward" else node.func
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            continue
+        for k, a in enumerate(node.args):
+            if isinstance(a, ast.Starred):
+                break
+            if isinstance(a, ast.Name) and a.id == name:
+                sub = getattr(block, target.attr, None)
+                return (sub, k) if isinstance(sub, __import__("torch").nn.Module) else (None, 0)
+    return None, 0
 
 
 def _form_keeping(module) -> bool:
@@ -1246,7 +1347,9 @@ def _state_forms(model, dims: list[int]) -> list[str]:
                         if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         except (TypeError, ValueError):
             required = [None, None]
-        calls = [()] if not required else [(b,) for b in batches] if len(required) == 1 else []
+        # ``init_hidden(batch_size, image_size)``: a convolutional recurrent cell's zero state at the input's size
+        calls = [()] if not required else [(b,) for b in batches] if len(required) == 1 else \
+            [(dims[0], tuple(dims[-2:]))] if len(required) == 2 and len(dims) == 4 else []
         for args in calls:
             try:
                 with torch.no_grad():
@@ -1256,6 +1359,16 @@ def _state_forms(model, dims: list[int]) -> list[str]:
             if form and form not in out:
                 out.append(form)
     rnn = next((m for m in model.modules() if isinstance(m, nn.RNNBase)), None)
+    hidden = next((v for n in _CONV_STATE_WIDTHS if type(v := getattr(model, n, None)) is int and v > 0), None)
+    if rnn is None and hidden is not None and len(dims) in (4, 5) \
+            and any(isinstance(m, (nn.Conv2d, nn.Conv3d)) for m in model.modules()):
+        # a convolutional recurrent cell's state (ConvLSTM's ``h_cur, c_cur = cur_state`` joined with the input
+        # before ``conv(in_channels=input_dim + hidden_dim)``): the input's batch and spatial sizes at the hidden
+        # width, a pair (LSTM) and one (GRU)
+        h = "x".join(map(str, [dims[0], hidden, *dims[2:]])) + ":float32"
+        for form in (f"({h}, {h})", h):
+            if form not in out:
+                out.append(form)
     if rnn is not None:
         layers = rnn.num_layers * (2 if rnn.bidirectional else 1)
         order = batches if rnn.batch_first else batches[::-1]
@@ -2558,6 +2671,12 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                                 int_facts) if failure is not None and len(specs) > 1 else None
             if split is not None:  # inputs joined on their last axis before a layer: widths adding up to its own
                 reshaped.append(split)
+            if failure is not None and _INDEX_WANTED.search(problem) and specs and ":float" in specs[0] \
+                    and specs[0][:1].isdigit():
+                # a float input the forward uses as indices (mamba-tabular's OneHotEncoding: ``F.one_hot(x,
+                # num_classes=self.num_categories)``): the same shape as ids below the smallest count of the model
+                low = min((v for v in int_facts.values() if 2 <= v <= 4096), default=10)
+                reshaped.append([f"{specs[0].partition(':')[0]}:int64:0:{low}", *specs[1:]])
             culprits = getattr(failure, "mp_inputs", None) or set()
             if len(specs) > 1 and culprits and 0 not in culprits:
                 # a shape error about another argument, given to the layer that refused it (a time series'
@@ -2601,6 +2720,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
 _TOO_SMALL = re.compile(r"Kernel size can't be greater than actual input size|Output size is too small|"
                         r"input image is smaller than kernel")
 _IMAGE_SIZE_ARG = re.compile(r"\b((?:img|image)_?(?:size|res|resolution|dim)|resolution)=(\d+)\b")
+
+# an error of a float tensor used where torch takes indices
+_INDEX_WANTED = re.compile(r"one_hot is only applicable to index tensor|tensors used as indices must be long|"
+                           r"expected scalar type Long|'indices' to have one of the following scalar types")
 
 # an error of a value used as a tensor (or a number, a sequence) that was None
 _NONE_USE = re.compile(r"'NoneType' object|NoneType' and|and 'NoneType'|NoneType")

@@ -48,6 +48,9 @@ class Param:
     rank: int = 0  # a forward argument's number of dimensions as the forward reads it (``_ranks``), 0 unknown
     length: int = 0  # a sequence's length as the class reads it (``a, b, c = p``, ``p[3]``, ``len(p) == 3``)
     len_of: str = ""  # a count the class checks against a sequence's length (``num_branches != len(blocks)``)
+    # [other, k]: the class checks this sequence's length against another's (``assert len(dimNodeSignals) ==
+    # len(nFilterTaps) + 1``): len(this) == len(other) + k
+    len_rel: list = field(default_factory=list)
     # a forward argument's sizes the forward requires (``assert x.size(1) == 2``, ``if x.shape[-1] != 3: raise``):
     # [axis, size] pairs (``_asserted_sizes``)
     sizes: list = field(default_factory=list)
@@ -417,6 +420,12 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
             for key in ("a", "b"):
                 attrs[keyed].setdefault(key, COUNT_KEY)
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            related = _length_relation(node, which)
+            if related is not None and not required[related[0]].len_rel:
+                this, other, k = related
+                required[this].len_rel = [other, k]
+                uses[this].add("sequence")
+                uses[other].add("sequence")
             for count, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
                 if which(count) is not None and isinstance(other, ast.Call) and _last(other.func) == "len" \
                         and other.args and which(other.args[0]) not in (None, which(count)):
@@ -565,6 +574,24 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
         if p.use == "sequence" and name in lengths:
             p.length = lengths[name]
         p.count = name in counts and p.use in ("", "number")
+
+
+def _length_relation(node: ast.Compare, which) -> tuple[str, str, int] | None:
+    """``len(a) == len(b) + k`` (or ``len(a) - k``, either side, ``!=`` in a raise): (a, b, k), two parameters."""
+    def term(expr) -> tuple[str, int] | None:
+        k = 0
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)) \
+                and isinstance(expr.right, ast.Constant) and type(expr.right.value) is int:
+            k, expr = (expr.right.value if isinstance(expr.op, ast.Add) else -expr.right.value), expr.left
+        if isinstance(expr, ast.Call) and _last(expr.func) == "len" and len(expr.args) == 1 \
+                and which(expr.args[0]) is not None:
+            return which(expr.args[0]), k
+        return None
+
+    left, right = term(node.left), term(node.comparators[0])
+    if left is None or right is None or left[0] == right[0] or abs(right[1] - left[1]) > 4:
+        return None
+    return left[0], right[0], right[1] - left[1]  # len(a) + ka == len(b) + kb: len(a) == len(b) + (kb - ka)
 
 
 def _compared_strings(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:

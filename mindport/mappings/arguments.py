@@ -236,7 +236,9 @@ def _switch(entry: Entry, bound: dict[str, Arg]) -> dict[str, Arg]:
     another target ({TARGET: target}, taken by :func:`switched_target`); a value that is not a literal can't be
     decided before run time: Unsupported (the converter flags it MP102). ``"*"`` names the target of every other value
     given (``switch = { dtype = { "*" = "mindport.runtime.math.randn" } }``: ``torch.randn(2, 3)`` is MindSpore's own
-    op, a ``dtype`` given, which may be complex, goes to the runtime function)."""
+    op, a ``dtype`` given, which may be complex, goes to the runtime function); ``"?"`` names a target that takes
+    every value, for a value not known before run time (``F.one_hot(x, num_classes=self.n)``: the runtime one_hot,
+    which infers the depth for -1 and passes any other on; without it the generic adapter binds the call)."""
     for name, choices in entry.switch.items():
         arg = bound.get(name)
         if arg is None or not arg.given:
@@ -249,6 +251,8 @@ def _switch(entry: Entry, bound: dict[str, Arg]) -> dict[str, Arg]:
         param = entry.param(name)
         if "*" in choices and _differs_from_default(arg, param.default if param is not None else None):
             return {TARGET: Arg(choices["*"], True)}
+        if not arg.is_literal() and "?" in choices:  # a target taking every value, deciding when the call happens
+            return {TARGET: Arg(choices["?"], True)}  # (F.one_hot(x, num_classes=self.n): the depth's helper)
         if not arg.is_literal():  # decided when the call happens: the runtime adapter binds the value
             raise RunTimeArguments(f"{name}={arg.source}: the MindSpore call depends on its value "
                                    f"({', '.join(choices)})")

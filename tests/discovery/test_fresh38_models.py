@@ -54,10 +54,115 @@ class ThresholdLayer(ModuleWithInit):
         return torch.sigmoid((self.selection(x) - self.thresholds) * torch.exp(-self.log_temperatures))
 '''
 
+# a diffusion U-Net's stage: its own residual blocks first take the image (GroupNorm(32, C), then a convolution), the
+# time embedding's Linear registered before them; 32 groups need a channel count they divide
+UNET = '''
+import torch
+import torch.nn as nn
+
+
+class ResBlock(nn.Module):
+    def __init__(self, ch_in, ch_out, time_dim):
+        super().__init__()
+        self.act = nn.SiLU()
+        self.time_proj = nn.Sequential(self.act, nn.Linear(time_dim * 4, ch_out))
+        self.norm_1 = nn.GroupNorm(num_groups=32, num_channels=ch_in)
+        self.conv_1 = nn.Conv2d(ch_in, ch_out, kernel_size=3, padding=1)
+        self.norm_2 = nn.GroupNorm(num_groups=32, num_channels=ch_out)
+        self.conv_2 = nn.Conv2d(ch_out, ch_out, kernel_size=3, padding=1)
+
+    def forward(self, x, time_emb):
+        h = self.conv_1(self.act(self.norm_1(x)))
+        h = h + self.time_proj(time_emb).reshape((*h.shape[:2], 1, 1))
+        return x + self.conv_2(self.act(self.norm_2(h)))
+
+
+class DownStage(nn.Module):
+    def __init__(self, ch_in, ch_out, time_dim):
+        super().__init__()
+        self.block_1 = ResBlock(ch_in, ch_out, time_dim)
+        self.block_2 = ResBlock(ch_out, ch_out, time_dim)
+        self.down = nn.Conv2d(ch_out, ch_out, kernel_size=3, stride=2, padding=1)
+
+    def forward(self, x, time_emb):
+        x = self.block_1(x, time_emb)
+        skip = x
+        x = self.block_2(x, time_emb)
+        return self.down(x), skip
+'''
+
+# a graph filter network: one feature width per layer and one more (the class asserts the lengths), the graph's shift
+# operator a numpy matrix read through .shape and .reshape
+GRAPH = '''
+import torch
+import torch.nn as nn
+
+
+class GraphFilterNet(nn.Module):
+    def __init__(self, dimNodeSignals, nFilterTaps, GSO):
+        super().__init__()
+        assert len(dimNodeSignals) == len(nFilterTaps) + 1
+        assert len(GSO.shape) == 2 and GSO.shape[0] == GSO.shape[1]
+        n = GSO.shape[0]
+        self.register_buffer("S", torch.tensor(GSO.reshape([1, n, n])))
+        self.layers = nn.ModuleList(nn.Linear(dimNodeSignals[k], dimNodeSignals[k + 1])
+                                    for k in range(len(nFilterTaps)))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.tanh(layer(x))
+        return x * self.S.sum()
+'''
+
+# a convolutional LSTM cell: its state a pair at the hidden width, joined with the input before one convolution
+CONVLSTM = '''
+import torch
+import torch.nn as nn
+
+
+class ConvLSTMCell(nn.Module):
+    def __init__(self, input_dim, hidden_dim, kernel_size, bias):
+        super().__init__()
+        self.input_dim, self.hidden_dim = input_dim, hidden_dim
+        self.conv = nn.Conv2d(input_dim + hidden_dim, 4 * hidden_dim, kernel_size, padding=kernel_size // 2,
+                              bias=bias)
+
+    def forward(self, input_tensor, cur_state):
+        h_cur, c_cur = cur_state
+        cc = self.conv(torch.cat([input_tensor, h_cur], dim=1))
+        i, f, o, g = torch.split(cc, self.hidden_dim, dim=1)
+        c_next = torch.sigmoid(f) * c_cur + torch.sigmoid(i) * torch.tanh(g)
+        return torch.sigmoid(o) * torch.tanh(c_next), c_next
+
+    def init_hidden(self, batch_size, image_size):
+        height, width = image_size
+        return (torch.zeros(batch_size, self.hidden_dim, height, width),
+                torch.zeros(batch_size, self.hidden_dim, height, width))
+
+
+cell = ConvLSTMCell(input_dim=5, hidden_dim=12, kernel_size=3, bias=True)
+'''
+
+# a one-hot encoder of category ids (its forward gives torch's one_hot float ids: refused)
+ONEHOT = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class OneHotEncoder(nn.Module):
+    def __init__(self, num_categories):
+        super().__init__()
+        self.num_categories = num_categories
+
+    def forward(self, x):
+        return F.one_hot(x, num_classes=self.num_categories).float()
+'''
+
 
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory):
-    return prove_files(tmp_path_factory.mktemp("fresh38"), {"tabular.py": TABULAR}, "*")
+    return prove_files(tmp_path_factory.mktemp("fresh38"), {"tabular.py": TABULAR, "unet.py": UNET, "graph.py": GRAPH, "convlstm.py": CONVLSTM, "onehot.py": ONEHOT}, "*")
 
 
 def test_a_model_initialised_by_its_first_forward_is_proven_from_the_state_it_left(proven):
@@ -66,3 +171,45 @@ def test_a_model_initialised_by_its_first_forward_is_proven_from_the_state_it_le
     m = proven["tabular.py:ThresholdLayer"]
     assert m["status"] == "proven", m
     assert m["max_rel"] < 1e-4
+
+
+def test_an_argument_handed_through_the_projects_own_blocks_takes_the_form_of_the_layer_it_reaches(proven):
+    """Before: the stage's first input was formed for the time embedding's Linear (registered first: 2x128), and
+    GroupNorm refused it ("Expected weight to be a vector of size equal to the number of channels in input")."""
+    m = proven["unet.py:DownStage"]
+    assert m["status"] == "proven", m
+    assert m["inputs"][0].startswith("2x32x") and m["inputs"][0].count("x") == 3, m["inputs"]
+
+
+def test_lists_whose_lengths_the_class_relates_and_a_matrix_read_through_shape(proven):
+    """Before: both lists two long ("AssertionError" at ``len(dimNodeSignals) == len(nFilterTaps) + 1``), and the
+    matrix a SimpleNamespace whose ``reshape`` was an int."""
+    m = proven["graph.py:GraphFilterNet"]
+    assert m["status"] == "proven", m
+    assert "dimNodeSignals=[8, 16, 16], nFilterTaps=[8, 16]" in m["ctor"] and "RandomState(0).rand(16, 16)" in m["ctor"]
+
+
+def test_a_tools_settings_file_is_no_configuration_a_model_reads(tmp_path):
+    """Before: ``EmbeddingLayer(config)`` was given the repository's .pre-commit-config.yaml."""
+    from mindport.discovery.build import _architecture_files, repository_files
+
+    for rel, text in {".pre-commit-config.yaml": "repos: []\n", "mkdocs.yml": "site_name: x\n",
+                      "configs/model.yaml": "hidden: 8\n", "setup.cfg": "[metadata]\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert [rel for rel, _ in _architecture_files(repository_files(str(tmp_path)), "config")] == ["configs/model.yaml"]
+
+
+def test_a_convolutional_recurrent_cells_state_is_at_its_hidden_width(proven):
+    """Before: the state was formed like the input (its 17 channels each), and the convolution over their join got
+    34 ("expected input[2, 34, 32, 32] to have 17 channels")."""
+    m = proven["convlstm.py:ConvLSTMCell"]
+    assert m["status"] == "proven", m
+    assert m["inputs"][0].startswith("2x5x"), m["inputs"]
+
+
+def test_an_input_the_forward_uses_as_indices_is_integer(proven):
+    """Before: float forms only ("one_hot is only applicable to index tensor of type LongTensor")."""
+    m = proven["onehot.py:OneHotEncoder"]
+    assert m["status"] == "proven", m
+    assert ":int64:0:" in m["inputs"][0], m["inputs"]
