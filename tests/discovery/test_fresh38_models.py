@@ -159,10 +159,33 @@ class OneHotEncoder(nn.Module):
         return F.one_hot(x, num_classes=self.num_categories).float()
 '''
 
+# a projection helper the forward calls with each of its Linear layers, reading their weight and bias (a batch
+# ensemble's per-member scaling around a shared weight)
+ENSEMBLE = '''
+import torch
+import torch.nn as nn
+
+
+class EnsembleProjection(nn.Module):
+    def __init__(self, dim, ensemble_size):
+        super().__init__()
+        self.q_proj = nn.Linear(dim, dim)
+        self.v_proj = nn.Linear(dim, dim)
+        self.r = nn.Parameter(torch.randn(ensemble_size, dim))
+        self.s = nn.Parameter(torch.randn(ensemble_size, dim))
+
+    def forward(self, x):
+        return self.scaled(x, self.q_proj) + self.scaled(x, self.v_proj)
+
+    def scaled(self, x, linear_layer):
+        w, b = linear_layer.weight, linear_layer.bias
+        return ((x * self.r) @ w.t()) * self.s + b
+'''
+
 
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory):
-    return prove_files(tmp_path_factory.mktemp("fresh38"), {"tabular.py": TABULAR, "unet.py": UNET, "graph.py": GRAPH, "convlstm.py": CONVLSTM, "onehot.py": ONEHOT}, "*")
+    return prove_files(tmp_path_factory.mktemp("fresh38"), {"tabular.py": TABULAR, "unet.py": UNET, "graph.py": GRAPH, "convlstm.py": CONVLSTM, "onehot.py": ONEHOT, "ensemble.py": ENSEMBLE}, "*")
 
 
 def test_a_model_initialised_by_its_first_forward_is_proven_from_the_state_it_left(proven):
@@ -213,3 +236,11 @@ def test_an_input_the_forward_uses_as_indices_is_integer(proven):
     m = proven["onehot.py:OneHotEncoder"]
     assert m["status"] == "proven", m
     assert ":int64:0:" in m["inputs"][0], m["inputs"]
+
+
+def test_a_layers_weight_read_in_a_method_the_forward_calls_compiles_in_graph_mode(proven):
+    """Before: ``mp_adapt.layer_attribute(linear_layer, 'weight')`` there, which GRAPH_MODE refuses ("Unsupported
+    statement 'ImportFrom'"): ms-failed."""
+    m = proven["ensemble.py:EnsembleProjection"]
+    assert m["status"] == "proven", m
+    assert m["draws"][0]["graph"] == "ok"

@@ -883,7 +883,9 @@ class ObjectSurfaceTransform(Rule):
         ``mp_adapt.layer_attribute``, by the object's class at run time; a plain object's attribute is read as
         written by it. The same for a layer reached through such a name's attributes and items
         (``def __init__(self, gpt): gpt.decoder.embedding.weight``, a model passed in: the Embedding's
-        ``embedding_table``). Not in ``forward`` (a static graph compiles it) nor on a receiver known to be a tensor,
+        ``embedding_table``). Not in ``forward`` nor in a method it calls through self (a static graph compiles them,
+        and refuses the helper: mamba-tabular's ``batch_ensemble_linear(x, linear_layer, r, s)`` reading
+        ``linear_layer.weight``, "Unsupported statement 'ImportFrom'"), nor on a receiver known to be a tensor,
         a Python value or a module."""
         node = _chain_root(original_node.value, self.scope)
         if isinstance(node, cst.Name) and node.value == "self" and (
@@ -892,7 +894,8 @@ class ObjectSurfaceTransform(Rule):
         if not getattr(self, "_torch_file", True) or not isinstance(node, cst.Name) or node.value in ("self", "cls") \
                 or id(original_node) in self._targets or id(original_node) in self._called \
                 or self.ctx.options.target != "nn" or original_node.attr.value not in self._renamed \
-                or "forward" in self._methods or not self._methods or self.scope.resolve(node) is not None \
+                or "forward" in self._methods or self._compiled.intersection(self._functions) or not self._methods \
+                or self.scope.resolve(node) is not None \
                 or operand_kind(node, self.scope) not in ("param", "other"):
             return None
         if original_node.value is node and (node.value in self._own_typed[-1]
