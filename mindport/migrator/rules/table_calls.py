@@ -34,8 +34,7 @@ from mindport.migrator.native_facts import (
     ValueFlow,
     absorbed_reduction,
     nonempty_last_extent,
-    caller_floats,
-    function_caller_floats,
+    caller_floats_of,
     real_file,
     sequence_locals,
     values_only,
@@ -1256,7 +1255,7 @@ class TableCallTransform(Rule):
             return True  # through reaching bindings (native_facts.FlowFloats)
         called = self._called_floats()
         if called is not None and all(called.is_float(m) or floats.layer_input(m) for m in members):
-            return True  # forward parameters every caller in the file gives floats (native_facts.caller_floats)
+            return True  # parameters every call in the file gives floats (native_facts.CallerFloats)
         ints = self._ints()
         return all(ints.is_int(m) for m in members)  # integers by construction (native_facts.IntFacts)
 
@@ -1271,17 +1270,14 @@ class TableCallTransform(Rule):
         return facts
 
     def _called_floats(self) -> "FlowFloats | None":
-        """The enclosing forward's float facts with the parameters every caller in the file gives floats taken as
-        floating (native_facts.caller_floats); None when there is none."""
+        """The enclosing function's float facts with the parameters every call of it in the file gives floats taken
+        as floating (native_facts.CallerFloats: a fixed point over the file's calls, for module-level functions,
+        forwards and other methods); None when there is none."""
         function = self._functions[-1] if self._functions else None
         if id(function) not in self._called_facts:
-            cls = self._class_nodes[-1] if self._class_nodes else None
             module = getattr(self, "_module", None)
-            proven = caller_floats(module, cls, function, self.scope.resolve_torch, self._own_outputs,
-                                   self._file_facts, frozenset(INT_TO_FLOAT)) if module is not None else frozenset()
-            if not proven and cls is None:  # a module-level function (native_facts.function_caller_floats)
-                proven = function_caller_floats(module, function, self.scope.resolve_torch, self._own_outputs,
-                                                self._file_facts, frozenset(INT_TO_FLOAT))
+            proven = caller_floats_of(module, function, self.scope.resolve_torch, self._own_outputs,
+                                      self._file_facts, frozenset(INT_TO_FLOAT))
             layers = self._class_float_layers[-1] if self._class_float_layers else {}
             self._called_facts[id(function)] = FlowFloats(function, self.scope.resolve_torch, layers,
                                                           frozenset(INT_TO_FLOAT), self._own_outputs,

@@ -1,0 +1,121 @@
+"""Issue 30 (native ports): cross-call dtype facts (native_facts.CallerFloats, the one place they are decided).
+
+A parameter every call of its function in the file gives a floating value (a layer's output, a float creation, another
+such parameter: a fixed point over the file's calls) is floating inside the function, so an int-to-float guard there
+is MindSpore's own op (``ops.sigmoid``) and a join of it with other floats needs no run-time promotion. Module-level
+functions, a class's ``forward`` (through ``self.<attr> = C(...)``) and its other methods (``self._gate(k)``) count;
+arguments bind as Python binds them (keywords; a default ``None`` left out is no tensor). An integer at any call, a
+starred call, a method read on another object, a ``getattr`` by a run-time name, a default of another kind or an
+exported name keep the runtime form, which gives torch's numbers for an integer input.
+
+Expected values come from torch; the positives run in PyNative and GRAPH_MODE."""
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from mindport.migrator import convert_source
+from tests.converter.port_check import assert_port_matches_in_mode
+
+SOURCE = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+
+    def mix(a, b):
+        return torch.cat([a, b], dim=1)
+
+
+    class Gate(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.norm = nn.LayerNorm(dim)
+            self.to_kv = nn.Linear(dim, dim * 2)
+
+        def forward(self, x, context=None):
+            x = self.norm(x)
+            if context is not None:
+                x = torch.cat((x, context), dim=1)
+            k, v = self.to_kv(x).chunk(2, dim=-1)
+            return self._gate(k, 0.5) * v
+
+        def _gate(self, t, scale):
+            return torch.sigmoid(t) + t.exp() * scale
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 8)
+            self.ctx = nn.Linear(4, 8)
+            self.gate = Gate(8)
+
+        def forward(self, x):
+            h = self.proj(x)
+            c = self.ctx(x)
+            y = self.gate(h, context=c) + self.gate(h).repeat(1, 2, 1)
+            return self._join(y, c.repeat(1, 2, 1))
+
+        def _join(self, p, q):
+            return mix(p.sigmoid(), q)
+""")
+
+NEGATIVES = {
+    # an integer at one call: torch gives sigmoid/exp of an int64 tensor as float32
+    "int_call": ("return self._gate(k, 0.5) * v", "return self._gate(k, 0.5) * v + self._gate(torch.arange(8), 0.5)"),
+    "starred": ("return self._gate(k, 0.5) * v", "return self._gate(*(k, 0.5)) * v"),
+    "foreign": ("return self._join(y, c.repeat(1, 2, 1))",
+                "return self._join(y, c.repeat(1, 2, 1)) + self.gate._gate(y, 1.0)"),
+    "getattr": ("return self._gate(k, 0.5) * v", "return getattr(self, '_' + 'gate')(k, 0.5) * v"),
+    "exported": ("class Net(nn.Module):", "__all__ = ['mix', 'Gate', 'Net']\n\n\nclass Net(nn.Module):"),
+}
+
+
+def _variant(kind):
+    old, new = NEGATIVES[kind]
+    assert old in SOURCE
+    return SOURCE.replace(old, new, 1)
+
+
+def test_every_call_floating_makes_the_guards_and_joins_native():
+    code = convert_source(SOURCE).code
+    assert "return ops.sigmoid(t) + ops.exp(t) * scale" in code, code  # a method's parameter (self._gate(k, 0.5))
+    assert "x = ops.cat((x, context), axis=1)" in code, code  # forward by keyword, and a None default left out
+    assert "return mix(ops.sigmoid(p), q)" in code, code  # _join, called by forward with floats
+    assert "return ops.cat([a, b], axis=1)" in code, code  # forward -> _join -> mix: the fixed point
+    assert "mindport" not in code, code
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_caller_floats_port_matches_torch(mode, tmp_path):
+    code = convert_source(SOURCE).code
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
+    assert_port_matches_in_mode(SOURCE, code, "Net", [x], tmp_path, "caller_floats", mode, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", sorted(NEGATIVES))
+def test_unproven_callers_keep_the_runtime_form(kind):
+    code = convert_source(_variant(kind)).code
+    if kind == "exported":  # mix may be called from another file with anything
+        assert "ops.cat(mp_tensor.promoted([a, b]), axis=1)" in code, code
+    else:
+        assert "return mp_math.sigmoid(t) + mp_math.exp(t) * scale" in code, code
+
+
+def test_a_default_of_another_kind_keeps_the_runtime_form():
+    source = SOURCE.replace("def _gate(self, t, scale):", "def _gate(self, t, scale=2):") \
+        .replace("return torch.sigmoid(t) + t.exp() * scale", "return torch.sigmoid(t) + torch.exp(scale)") \
+        .replace("return self._gate(k, 0.5) * v", "return self._gate(k) * v")
+    code = convert_source(source).code
+    assert "return ops.sigmoid(t) + mp_math.exp(scale)" in code, code  # t is proven, the int default is not
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_an_integer_call_keeps_torch_numbers(mode, tmp_path):
+    source = _variant("int_call")
+    code = convert_source(source).code
+    assert "mp_math.sigmoid(t)" in code, code
+    x = np.random.default_rng(4).standard_normal((2, 3, 4)).astype(np.float32)
+    assert_port_matches_in_mode(source, code, "Net", [x], tmp_path, "caller_floats_int", mode, rtol=1e-5, atol=1e-5)
