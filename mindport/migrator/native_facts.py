@@ -1482,9 +1482,11 @@ class FloatFacts(_FunctionFacts):
     a float literal, a true division, arithmetic with a float operand, a layer that only gives floats
     (``self.fc(x)`` of an ``nn.Linear``, ``self.fcs[i](x)`` of a ModuleList of them), a Parameter built from a float
     tensor (``self.alpha = nn.Parameter(torch.zeros(n))``), a draw or a float-default constructor without ``dtype``,
-    a constructor given a float ``dtype=``, ``arange`` with a float argument, a floating-only function (``exp``, ``sigmoid``), ``.float()``, a dtype-keeping method or index of
-    a float (``.to(device=...)`` too), ``torch.cat``/``stack`` of floats, or a local name every assignment of which is one of these. A parameter, an attribute or anything else
-    is unknown: the int-to-float guard stays.
+    a constructor given a float ``dtype=``, ``arange`` with a float argument, a floating-only function (``exp``,
+    ``sigmoid``), ``.float()``, ``.to(torch.float)``, ``torch.tensor`` of floating data (:meth:`_float_data`), a
+    dtype-keeping method or index of a float (``.to(device=...)`` too), ``torch.cat``/``stack`` of floats, or a local
+    name every assignment of which is one of these. A parameter (unless every call in the file gives it a float:
+    :class:`CallerFloats`), an attribute or anything else is unknown: the int-to-float guard stays.
 
     Also (issue 30's joins): einops' ``repeat``/``rearrange`` of a float; a layer that keeps floats (torch.nn's but
     :data:`_NOT_KEEPING_LAYERS`, einops' Rearrange) given a float; an ``nn.Sequential`` whose last floating-output
@@ -1855,6 +1857,32 @@ class FloatFacts(_FunctionFacts):
             return qual is None and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _STATISTICS
         return False
 
+    def _float_data(self, data, seen: frozenset[str]) -> bool:
+        """Does ``torch.tensor(data)`` (no dtype) give a floating tensor? Data floating by the facts (``start / tau``,
+        a float tensor: its dtype kept), or a list/tuple display (nested ones too) with a floating element and every
+        other element floating or a number literal (``[scale, 1]``: torch infers the default float dtype when any
+        element is a float; an element of unknown kind could be complex)."""
+        if not isinstance(data, (cst.List, cst.Tuple)):
+            return self.is_float(data, seen)
+        floating = False
+        for element in data.elements:
+            if isinstance(element, cst.StarredElement):
+                return False
+            value = element.value
+            if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+                value = value.expression
+            if isinstance(value, cst.Integer):
+                continue
+            if isinstance(value, (cst.List, cst.Tuple)) and self._float_data(value, seen) \
+                    or not isinstance(value, (cst.List, cst.Tuple)) and self.is_float(value, seen):
+                floating = True
+                continue
+            if isinstance(value, (cst.List, cst.Tuple)) and all(
+                    isinstance(e, cst.Element) and isinstance(e.value, cst.Integer) for e in value.elements):
+                continue  # [[s, 1], [0, 1]]: a row of integer literals beside a floating one
+            return False
+        return floating
+
     def _call_float(self, call: cst.Call, seen: frozenset[str]) -> bool:
         func = call.func
         if _self_attr(func):  # self.fc(x): a layer of floating output, or one that keeps floats given a float
@@ -1882,6 +1910,9 @@ class FloatFacts(_FunctionFacts):
             if qual.rpartition(".")[0] in ("torch", "torch.special", "torch.nn.functional") \
                     and qual.rpartition(".")[2] in self._float_only:
                 return True
+            if qual in ("torch.tensor", "torch.as_tensor") and "dtype" not in keywords and call.args \
+                    and call.args[0].keyword is None and not call.args[0].star:
+                return self._float_data(call.args[0].value, seen)  # torch.tensor(start / tau), torch.tensor([s, 1])
             if qual in _FLOAT_FUNCTIONS:
                 return "dtype" not in keywords and not any(a.star for a in call.args)
             if qual.rpartition(".")[0] in ("torch", "torch.nn.functional") \
@@ -1909,6 +1940,10 @@ class FloatFacts(_FunctionFacts):
             if method == "to" and call.args and all(a.keyword is not None and a.keyword.value in ("device", "non_blocking")
                                                     for a in call.args):  # emb.to(device=t.device): a move
                 return self.is_float(func.value, seen)
+            if method in ("to", "type") and not any(a.star for a in call.args) and any(
+                    (a is call.args[0] and a.keyword is None or a.keyword is not None and a.keyword.value == "dtype")
+                    and self._resolve(a.value) in _FLOAT_DTYPES for a in call.args):
+                return True  # coords.to(torch.float), x.type(torch.float32): the dtype named
         return False
 
 
@@ -5695,7 +5730,7 @@ def _real_file(module: cst.Module) -> bool:
     return True
 
 
-# ------------------------------------------------------------------ parameters by their callers: a fixed point over the file
+# ------------------------------------------------------------ parameters by their callers: a fixed point over the file
 
 # methods torch.nn.Module itself calls or defines: a method of that name may be called by torch with anything
 _MODULE_METHODS = frozenset({

@@ -8,6 +8,9 @@ arguments bind as Python binds them (keywords; a default ``None`` left out is no
 starred call, a method read on another object, a ``getattr`` by a run-time name, a default of another kind or an
 exported name keep the runtime form, which gives torch's numbers for an integer input.
 
+Also: ``x.to(torch.float)`` is floating, and ``torch.tensor(data)`` without a dtype is when its data is floating or a
+list of floating values and integer literals (``torch.tensor([tau * 2.0, 1])``).
+
 Expected values come from torch; the positives run in PyNative and GRAPH_MODE."""
 from __future__ import annotations
 
@@ -119,3 +122,39 @@ def test_an_integer_call_keeps_torch_numbers(mode, tmp_path):
     assert "mp_math.sigmoid(t)" in code, code
     x = np.random.default_rng(4).standard_normal((2, 3, 4)).astype(np.float32)
     assert_port_matches_in_mode(source, code, "Net", [x], tmp_path, "caller_floats_int", mode, rtol=1e-5, atol=1e-5)
+
+
+# ----------------------------------------------------------------- float dtypes named by .to and torch.tensor data
+
+DATA = textwrap.dedent("""
+    import torch
+
+
+    def schedule(t, start=-3, tau=1.0):
+        v_start = torch.tensor(start / tau).sigmoid()
+        w = torch.tensor([tau * 2.0, 1]).exp()
+        u = torch.tensor([start, 1]).exp()
+        return (t.to(torch.float) * v_start).sin() + w.sum() + u.sum()
+""")
+
+
+def test_float_data_and_to_float_are_native():
+    code = convert_source(DATA).code
+    assert "v_start = ops.sigmoid(" in code, code
+    assert "w = ops.exp(" in code, code
+    assert "u = mp_math.exp(" in code, code  # [start, 1]: start may be anything
+    assert "ops.sin((t.astype(" in code or "ops.sin((t.to(" in code, code
+
+
+def test_float_data_gives_torch_numbers():
+    import torch
+
+    code = convert_source(DATA).code
+    namespace_t, namespace_m = {}, {}
+    exec(compile(DATA, "<torch>", "exec"), namespace_t)  # noqa: S102 - test snippet
+    exec(compile(code, "<ms>", "exec"), namespace_m)  # noqa: S102 - test snippet
+    for start, tau in ((-3, 1.0), (2, 0.5)):
+        want = namespace_t["schedule"](torch.arange(5), start, tau).numpy()
+        import mindspore as ms
+        got = namespace_m["schedule"](ms.Tensor(np.arange(5)), start, tau).asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
