@@ -1772,7 +1772,7 @@ class FloatFacts(_FunctionFacts):
         if self.is_float(added, seen):
             return True
         value = self._block_binding(added) if isinstance(added, cst.Name) else None
-        return value is not None and not isinstance(value, _MUTABLE_DISPLAYS) and self.is_float(value, seen)
+        return value is not None and not isinstance(value, MUTABLE_DISPLAYS) and self.is_float(value, seen)
 
     def reaching_float(self, expr, call: cst.Call) -> bool:
         """A name whose binding the call reads, in straight-line code, is floating point by construction
@@ -1949,7 +1949,7 @@ class FloatFacts(_FunctionFacts):
 
 # values a later statement may change in place without rebinding the name (``feats.append(idx)``): never read
 # through their reaching binding (FloatFacts checks every use of a list)
-_MUTABLE_DISPLAYS = (cst.List, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)
+MUTABLE_DISPLAYS = (cst.List, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)
 
 
 class FlowFloats(FloatFacts):
@@ -1964,7 +1964,7 @@ class FlowFloats(FloatFacts):
     def is_float(self, expr, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, cst.Name) and self._order is not None:
             reaching = self._order.reaching_binding(expr.value, expr) or self._order.dominating_binding(expr.value, expr)
-            if reaching is not None and reaching[1] is not None and not isinstance(reaching[1], _MUTABLE_DISPLAYS):
+            if reaching is not None and reaching[1] is not None and not isinstance(reaching[1], MUTABLE_DISPLAYS):
                 return super().is_float(reaching[1], seen)
         return super().is_float(expr, seen)
 

@@ -158,3 +158,46 @@ def test_float_data_gives_torch_numbers():
         import mindspore as ms
         got = namespace_m["schedule"](ms.Tensor(np.arange(5)), start, tau).asnumpy()
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------- joins of one root followed through a local binding
+
+SHIFT = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+
+    class Shift(nn.Module):
+        def forward(self, pos_score):
+            b, h, n1, n2 = pos_score.size()
+            zeros = pos_score.new_zeros(b, h, n1, 1)
+            padded = torch.cat([zeros, pos_score], dim=-1)
+            padded = padded.view(b, h, n2 + 1, n1)
+            return padded[:, :, 1:].reshape(b, h, n1, n2)
+""")
+
+SHIFT_NEGATIVES = {
+    "rebound": ("padded = torch.cat([zeros, pos_score], dim=-1)",
+                "pos_score = pos_score.long()\n        padded = torch.cat([zeros, pos_score], dim=-1)"),
+    "dtype": ("pos_score.new_zeros(b, h, n1, 1)", "pos_score.new_zeros(b, h, n1, 1, dtype=torch.float64)"),
+}
+
+
+def test_a_join_of_one_root_through_a_binding_is_native():
+    code = convert_source(SHIFT).code
+    assert "padded = ops.cat([zeros, pos_score], axis=-1)" in code, code
+    assert "mindport" not in code, code
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_join_of_one_root_matches_torch(mode, tmp_path):
+    code = convert_source(SHIFT).code
+    x = np.random.default_rng(6).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    assert_port_matches_in_mode(SHIFT, code, "Shift", [x], tmp_path, "shift", mode, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", sorted(SHIFT_NEGATIVES))
+def test_a_join_of_two_roots_keeps_the_promotion(kind):
+    old, new = SHIFT_NEGATIVES[kind]
+    code = convert_source(SHIFT.replace(old, new, 1)).code
+    assert "ops.cat(mp_tensor.promoted([zeros, pos_score]), axis=-1)" in code, code
