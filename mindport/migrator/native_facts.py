@@ -1529,6 +1529,11 @@ class FloatFacts(_FunctionFacts):
             return True  # y * float(self.swish): a Python float, as a literal 1.5 is
         if isinstance(expr, cst.Call):
             return self._call_float(expr, seen)
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("weight", "bias") and _self_attr(expr.value):
+            # self.iou_token.weight of an nn.Embedding: a torch layer's floating Parameter (an assignment to it,
+            # self.head.weight = ..., takes the layer out of the class's layers: class_float_layers)
+            calls = self._layers.get(expr.value.attr.value, [])
+            return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS for c in calls)
         if _self_attr(expr):  # self.alpha = nn.Parameter(torch.zeros(n)): a float Parameter
             calls = self._layers.get(expr.attr.value, [])
             return bool(calls) and all(self._resolve(c.func) == "torch.nn.Parameter" and c.args

@@ -201,3 +201,43 @@ def test_a_join_of_two_roots_keeps_the_promotion(kind):
     old, new = SHIFT_NEGATIVES[kind]
     code = convert_source(SHIFT.replace(old, new, 1)).code
     assert "ops.cat(mp_tensor.promoted([zeros, pos_score]), axis=-1)" in code, code
+
+
+# ------------------------------------------------------------------ a torch layer's weight is a floating Parameter
+
+TOKENS = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+
+    class Tokens(nn.Module):
+        def __init__(self, dim=4):
+            super().__init__()
+            self.iou_token = nn.Embedding(1, dim)
+            self.mask_tokens = nn.Embedding(3, dim)
+            self.proj = nn.Linear(dim, dim)
+
+        def forward(self, x):
+            out = torch.cat([self.iou_token.weight, self.mask_tokens.weight], dim=0)
+            return self.proj(x) @ out.t() + self.proj.bias.sigmoid().sum()
+""")
+
+
+def test_layer_weights_join_natively():
+    code = convert_source(TOKENS).code
+    assert "out = ops.cat([self.iou_token.embedding_table, self.mask_tokens.embedding_table], axis=0)" in code, code
+    assert "ops.sigmoid(self.proj.bias)" in code, code
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_layer_weights_match_torch(mode, tmp_path):
+    code = convert_source(TOKENS).code
+    x = np.random.default_rng(7).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(TOKENS, code, "Tokens", [x], tmp_path, "tokens", mode, rtol=1e-5, atol=1e-5)
+
+
+def test_a_reassigned_weight_keeps_the_promotion():
+    source = TOKENS.replace("self.proj = nn.Linear(dim, dim)",
+                            "self.proj = nn.Linear(dim, dim)\n        self.mask_tokens.weight = self.proj.weight")
+    code = convert_source(source).code
+    assert "mp_tensor.promoted([self.iou_token.embedding_table, self.mask_tokens" in code, code
