@@ -1482,9 +1482,11 @@ class FloatFacts(_FunctionFacts):
     a float literal, a true division, arithmetic with a float operand, a layer that only gives floats
     (``self.fc(x)`` of an ``nn.Linear``, ``self.fcs[i](x)`` of a ModuleList of them), a Parameter built from a float
     tensor (``self.alpha = nn.Parameter(torch.zeros(n))``), a draw or a float-default constructor without ``dtype``,
-    a constructor given a float ``dtype=``, ``arange`` with a float argument, a floating-only function (``exp``, ``sigmoid``), ``.float()``, a dtype-keeping method or index of
-    a float (``.to(device=...)`` too), ``torch.cat``/``stack`` of floats, or a local name every assignment of which is one of these. A parameter, an attribute or anything else
-    is unknown: the int-to-float guard stays.
+    a constructor given a float ``dtype=``, ``arange`` with a float argument, a floating-only function (``exp``,
+    ``sigmoid``), ``.float()``, ``.to(torch.float)``, ``torch.tensor`` of floating data (:meth:`_float_data`), a
+    dtype-keeping method or index of a float (``.to(device=...)`` too), ``torch.cat``/``stack`` of floats, or a local
+    name every assignment of which is one of these. A parameter (unless every call in the file gives it a float:
+    :class:`CallerFloats`), an attribute or anything else is unknown: the int-to-float guard stays.
 
     Also (issue 30's joins): einops' ``repeat``/``rearrange`` of a float; a layer that keeps floats (torch.nn's but
     :data:`_NOT_KEEPING_LAYERS`, einops' Rearrange) given a float; an ``nn.Sequential`` whose last floating-output
@@ -1527,6 +1529,11 @@ class FloatFacts(_FunctionFacts):
             return True  # y * float(self.swish): a Python float, as a literal 1.5 is
         if isinstance(expr, cst.Call):
             return self._call_float(expr, seen)
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("weight", "bias") and _self_attr(expr.value):
+            # self.iou_token.weight of an nn.Embedding: a torch layer's floating Parameter (an assignment to it,
+            # self.head.weight = ..., takes the layer out of the class's layers: class_float_layers)
+            calls = self._layers.get(expr.value.attr.value, [])
+            return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS for c in calls)
         if _self_attr(expr):  # self.alpha = nn.Parameter(torch.zeros(n)): a float Parameter
             calls = self._layers.get(expr.attr.value, [])
             return bool(calls) and all(self._resolve(c.func) == "torch.nn.Parameter" and c.args
@@ -1770,7 +1777,7 @@ class FloatFacts(_FunctionFacts):
         if self.is_float(added, seen):
             return True
         value = self._block_binding(added) if isinstance(added, cst.Name) else None
-        return value is not None and not isinstance(value, _MUTABLE_DISPLAYS) and self.is_float(value, seen)
+        return value is not None and not isinstance(value, MUTABLE_DISPLAYS) and self.is_float(value, seen)
 
     def reaching_float(self, expr, call: cst.Call) -> bool:
         """A name whose binding the call reads, in straight-line code, is floating point by construction
@@ -1855,6 +1862,32 @@ class FloatFacts(_FunctionFacts):
             return qual is None and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _STATISTICS
         return False
 
+    def _float_data(self, data, seen: frozenset[str]) -> bool:
+        """Does ``torch.tensor(data)`` (no dtype) give a floating tensor? Data floating by the facts (``start / tau``,
+        a float tensor: its dtype kept), or a list/tuple display (nested ones too) with a floating element and every
+        other element floating or a number literal (``[scale, 1]``: torch infers the default float dtype when any
+        element is a float; an element of unknown kind could be complex)."""
+        if not isinstance(data, (cst.List, cst.Tuple)):
+            return self.is_float(data, seen)
+        floating = False
+        for element in data.elements:
+            if isinstance(element, cst.StarredElement):
+                return False
+            value = element.value
+            if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+                value = value.expression
+            if isinstance(value, cst.Integer):
+                continue
+            if isinstance(value, (cst.List, cst.Tuple)) and self._float_data(value, seen) \
+                    or not isinstance(value, (cst.List, cst.Tuple)) and self.is_float(value, seen):
+                floating = True
+                continue
+            if isinstance(value, (cst.List, cst.Tuple)) and all(
+                    isinstance(e, cst.Element) and isinstance(e.value, cst.Integer) for e in value.elements):
+                continue  # [[s, 1], [0, 1]]: a row of integer literals beside a floating one
+            return False
+        return floating
+
     def _call_float(self, call: cst.Call, seen: frozenset[str]) -> bool:
         func = call.func
         if _self_attr(func):  # self.fc(x): a layer of floating output, or one that keeps floats given a float
@@ -1882,6 +1915,9 @@ class FloatFacts(_FunctionFacts):
             if qual.rpartition(".")[0] in ("torch", "torch.special", "torch.nn.functional") \
                     and qual.rpartition(".")[2] in self._float_only:
                 return True
+            if qual in ("torch.tensor", "torch.as_tensor") and "dtype" not in keywords and call.args \
+                    and call.args[0].keyword is None and not call.args[0].star:
+                return self._float_data(call.args[0].value, seen)  # torch.tensor(start / tau), torch.tensor([s, 1])
             if qual in _FLOAT_FUNCTIONS:
                 return "dtype" not in keywords and not any(a.star for a in call.args)
             if qual.rpartition(".")[0] in ("torch", "torch.nn.functional") \
@@ -1909,12 +1945,16 @@ class FloatFacts(_FunctionFacts):
             if method == "to" and call.args and all(a.keyword is not None and a.keyword.value in ("device", "non_blocking")
                                                     for a in call.args):  # emb.to(device=t.device): a move
                 return self.is_float(func.value, seen)
+            if method in ("to", "type") and not any(a.star for a in call.args) and any(
+                    (a is call.args[0] and a.keyword is None or a.keyword is not None and a.keyword.value == "dtype")
+                    and self._resolve(a.value) in _FLOAT_DTYPES for a in call.args):
+                return True  # coords.to(torch.float), x.type(torch.float32): the dtype named
         return False
 
 
 # values a later statement may change in place without rebinding the name (``feats.append(idx)``): never read
 # through their reaching binding (FloatFacts checks every use of a list)
-_MUTABLE_DISPLAYS = (cst.List, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)
+MUTABLE_DISPLAYS = (cst.List, cst.ListComp, cst.Dict, cst.DictComp, cst.Set, cst.SetComp)
 
 
 class FlowFloats(FloatFacts):
@@ -1929,7 +1969,7 @@ class FlowFloats(FloatFacts):
     def is_float(self, expr, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, cst.Name) and self._order is not None:
             reaching = self._order.reaching_binding(expr.value, expr) or self._order.dominating_binding(expr.value, expr)
-            if reaching is not None and reaching[1] is not None and not isinstance(reaching[1], _MUTABLE_DISPLAYS):
+            if reaching is not None and reaching[1] is not None and not isinstance(reaching[1], MUTABLE_DISPLAYS):
                 return super().is_float(reaching[1], seen)
         return super().is_float(expr, seen)
 
@@ -5601,78 +5641,6 @@ def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
     return not _order(function).reads(unread)
 
 
-# ------------------------------------------------------------------------------ forward parameters by their callers
-
-def caller_floats(module: cst.Module, cls: "cst.ClassDef | None", function: "cst.FunctionDef | None",
-                  resolve: Resolve, own: "OwnOutputs | None", file: "FileFacts | None",
-                  float_only: frozenset[str]) -> frozenset[str]:
-    """The positional parameters of a class's ``forward`` that every call of its layers in the file gives a floating
-    value (naive U-Net's ``UnetUp.forward(self, x, skip)``, called only as ``self.up1(thro, down3)`` ... with
-    convolution outputs): the class is defined once at the module's top level and subclassed nowhere in the file;
-    each other mention of its name is a call ``C(...)`` assigned to ``self.<attr>`` (one target) in a method of a
-    class of the file that is not subclassed in the file; that attribute is assigned nothing else in its class
-    (class_float_layers), is read on no other object (FileFacts.foreign) and is only ever called, with positional
-    arguments and no star, each one at a proven parameter's position floating by the caller's facts
-    (:class:`FlowFloats`). A call from another file could pass anything: MindSpore's join then refuses the mixed
-    dtypes loudly, never a silent value."""
-    if cls is None or function is None or own is None or file is None or function.name.value != "forward" \
-            or cls.name.value in file.subclassed or own._classes.get(cls.name.value) is not cls:  # noqa: SLF001
-        return frozenset()
-    params = [p.name.value for p in function.params.params]
-    if len(params) < 2 or params[0] != "self" or function.params.posonly_params:
-        return frozenset()
-    name = cls.name.value
-    mentions = [n for n in all_nodes(module, cst.Name) if n.value == name and n is not cls.name]
-    parents = _parents(module)
-    users: dict[int, tuple[cst.ClassDef, str]] = {}
-    for mention in mentions:
-        call = parents.get(id(mention))
-        if isinstance(call, cst.Arg) and _contains(cls, mention) and isinstance(parents.get(id(call)), cst.Call) \
-                and isinstance(parents[id(call)].func, cst.Name) and parents[id(call)].func.value == "super":
-            continue  # super(UnetUp, self).__init__() in the class itself
-        assign = parents.get(id(call))
-        if not isinstance(call, cst.Call) or call.func is not mention or not isinstance(assign, cst.Assign) \
-                or assign.value is not call or len(assign.targets) != 1 or not _self_attr(assign.targets[0].target):
-            return frozenset()
-        owner = assign
-        while owner is not None and not isinstance(owner, cst.ClassDef):
-            owner = parents.get(id(owner))
-        if owner is None or owner.name.value in file.subclassed:
-            return frozenset()
-        users[id(assign)] = (owner, assign.targets[0].target.attr.value)
-    if not users:
-        return frozenset()
-    proven = set(params[1:])
-    for owner, attr in {(id(o), a): (o, a) for o, a in users.values()}.values():
-        if attr in file.foreign or attr in file.appended or attr in file.named:
-            return frozenset()
-        layers = class_float_layers(owner, frozenset())
-        if not layers.get(attr) or any(not (isinstance(c.func, cst.Name) and c.func.value == name)
-                                       for c in layers[attr]):
-            return frozenset()
-        methods = [s for s in owner.body.body if isinstance(s, cst.FunctionDef)] \
-            if isinstance(owner.body, cst.IndentedBlock) else []
-        for method in methods:
-            facts = None
-            refs = [a for a in all_nodes(method, cst.Attribute) if _self_attr(a) and a.attr.value == attr]
-            if len(refs) != len([a for a in own_nodes(method, cst.Attribute) if _self_attr(a) and a.attr.value == attr]):
-                return frozenset()  # a call in a nested function or lambda: its names are not the method's
-            for ref in refs:
-                if not (_self_attr(ref) and ref.attr.value == attr):
-                    continue
-                parent = parents.get(id(ref))
-                if isinstance(parent, cst.AssignTarget):
-                    continue
-                if not isinstance(parent, cst.Call) or parent.func is not ref \
-                        or any(a.star or a.keyword is not None for a in parent.args):
-                    return frozenset()
-                facts = facts or FlowFloats(method, resolve, class_float_layers(owner, file.foreign), float_only, own)
-                for i, param in enumerate(params[1:]):
-                    if param in proven and (i >= len(parent.args) or not facts.is_float(parent.args[i].value)):
-                        proven.discard(param)
-    return frozenset(proven)
-
-
 # ------------------------------------------------------------------------------------ files that make no complex value
 
 # modules a file may import and still make no complex value of its own (einops only moves elements; math and the
@@ -5767,80 +5735,272 @@ def _real_file(module: cst.Module) -> bool:
     return True
 
 
-# ---------------------------------------------------------------------- module-level function parameters by callers
+# ------------------------------------------------------------ parameters by their callers: a fixed point over the file
 
-_MODULE_PARENTS: dict[int, tuple[cst.Module, dict[int, cst.CSTNode]]] = {}
+# methods torch.nn.Module itself calls or defines: a method of that name may be called by torch with anything
+_MODULE_METHODS = frozenset({
+    "_apply", "_call_impl", "_get_backward_hooks", "_get_backward_pre_hooks", "_get_name", "_load_from_state_dict",
+    "_maybe_warn_non_full_backward_hook", "_named_members", "_register_load_state_dict_pre_hook",
+    "_register_state_dict_hook", "_replicate_for_data_parallel", "_save_to_state_dict", "_slow_forward",
+    "_wrapped_call_impl", "add_module", "apply", "bfloat16", "buffers", "children", "compile", "cpu", "cuda", "double",
+    "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state", "get_parameter", "get_submodule", "half",
+    "ipu", "load_state_dict", "modules", "mtia", "named_buffers", "named_children", "named_modules",
+    "named_parameters", "parameters", "register_backward_hook", "register_buffer", "register_forward_hook",
+    "register_forward_pre_hook", "register_full_backward_hook", "register_full_backward_pre_hook",
+    "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook", "register_module",
+    "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook", "requires_grad_",
+    "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train", "type", "xpu",
+    "zero_grad"})
+_SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_UNKNOWN = object()  # an argument of no fact: a starred one, a default of another kind, a missing one
+_CALLER_FLOATS: dict[int, tuple[cst.Module, "CallerFloats"]] = {}
 
 
-def function_caller_floats(module: "cst.Module | None", function: "cst.FunctionDef | None", resolve: Resolve,
-                           own: "OwnOutputs | None", file: "FileFacts | None",
-                           float_only: frozenset[str]) -> frozenset[str]:
-    """The positional parameters of a module-level function that every call of it in the file gives a floating value
-    (ldm's ``def nonlinearity(x): return x * torch.sigmoid(x)``, EfficientNet's ``swish``, called as
-    ``swish(self.bn1(self.conv1(x)))``): the function is a statement of the module's body, its name is bound nowhere
-    else in the file (no other def, class, assignment, import, parameter, ``for``/``with``/``except`` target) and
-    ``__all__`` does not list it; every other mention of the name is the callee of a call with positional arguments
-    only, in a method of a class of the file or in another module-level function (not in a lambda or comprehension,
-    whose names are not the function's), each argument at a proven parameter's position floating by that function's
-    facts (:class:`FlowFloats`, with the class's layers). A call from another file could pass anything: the
-    floating-only op then refuses an integer loudly (``ops.sigmoid`` on int64: TypeError), never a silent value."""
-    if module is None or function is None or file is None or not any(s is function for s in module.body):
-        return frozenset()
-    params = function.params
-    if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
-            or params.star_kwarg is not None:
-        return frozenset()
-    names = [p.name.value for p in params.params]
-    if not names:
-        return frozenset()
-    name = function.name.value
-    cached = _MODULE_PARENTS.get(id(module))
-    if cached is None or cached[0] is not module:
-        _MODULE_PARENTS.clear()
-        cached = _MODULE_PARENTS[id(module)] = (module, _parents(module))
-    parents = cached[1]
-    proven = set(names)
-    calls = 0
-    for mention in all_nodes(module, cst.Name):
-        if mention.value != name or mention is function.name:
-            continue
-        parent = parents.get(id(mention))
-        if isinstance(parent, cst.Attribute) and parent.attr is mention \
-                or isinstance(parent, cst.Arg) and parent.keyword is mention:
-            continue  # obj.swish, f(swish=...): not the function
-        if not isinstance(parent, cst.Call) or parent.func is not mention \
-                or any(a.star or a.keyword is not None for a in parent.args):
-            return frozenset()  # bound again, exported, passed as a value
-        caller, node, cls = None, parent, None
+class CallerFloats:
+    """The parameters of the file's functions that every call of them in the file gives a floating value, as one
+    fixed point over the file's call graph (issue 30's cross-call dtype facts; ``rules/table_calls.py`` asks through
+    :meth:`floats`, the one place this is decided). Three kinds of function, each *closed* when every call of it is
+    seen in the file:
+
+    * a module-level function (ldm's ``def nonlinearity(x): return x * torch.sigmoid(x)``, EfficientNet's ``swish``):
+      its name is bound nowhere else in the file and ``__all__`` does not list it; every other mention of the name is
+      the callee of a call;
+    * a class's ``forward`` (naive U-Net's ``UnetUp.forward(self, x, skip)``, called only as ``self.up1(thro, down3)``):
+      the class is defined once at the module's top level and subclassed nowhere in the file; each other mention of
+      its name is a call ``C(...)`` assigned to ``self.<attr>`` (one target) in a method of a class of the file not
+      subclassed in the file; that attribute is assigned nothing else in its class (class_float_layers), is read on
+      no other object (FileFacts.foreign), added to no list, and is only ever called;
+    * any other method of such a class (``self._embed(x)``, not a dunder, not a name of ``torch.nn.Module``'s, not
+      decorated): every mention of the attribute name anywhere in the file is ``self.<name>(...)`` called in a method
+      of the class itself (no ``getattr`` with a run-time name in the file).
+
+    A call is in a method or module-level function (not in a lambda, a comprehension or a nested function, whose
+    names are another scope's; not module-level code; not the function itself: a recursive function is not closed).
+    Arguments bind to parameters as Python does (positional, then by keyword); a starred argument, or a function with
+    ``*args``/``**kwargs``/positional-only parameters, leaves it unknown. A parameter is proven when at every call its
+    argument is floating by the caller's facts (:class:`FlowFloats`, the caller's own proven parameters assumed
+    floating: the fixed point, from every parameter down to the ones every call supports) or is ``None`` (no tensor:
+    torch and MindSpore both refuse it where a float is read), or the call leaves it to a default of ``None`` or a
+    float literal. A function with no call in the file proves nothing. A call from another file could pass anything:
+    the floating-only op then refuses an integer loudly (``ops.sigmoid`` on int64: TypeError; ``ops.cat`` of
+    float32 and int64: RuntimeError), never a silent value."""
+
+    def __init__(self, module: cst.Module, resolve: Resolve, own: "OwnOutputs | None", file: "FileFacts",
+                 float_only: frozenset[str]) -> None:
+        self._resolve, self._own, self._file, self._float_only = resolve, own, file, float_only
+        self._parents = _parents(module)
+        self._module = module
+        self._layers: dict[int, dict] = {}
+        # id(function) -> (function, its bound ``self`` (0 or 1), [(caller, caller's class, {param: argument})])
+        self._sites: dict[int, tuple[cst.FunctionDef, int, list]] = {}
+        classes = [s for s in module.body if isinstance(s, cst.ClassDef)]
+        class_names = [c.name.value for c in classes]
+        dynamic = any(isinstance(c.func, cst.Name) and c.func.value == "getattr"
+                      and (len(c.args) < 2 or not isinstance(c.args[1].value, cst.SimpleString))
+                      for c in all_nodes(module, cst.Call))
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef):
+                self._add(stmt, 0, self._function_calls(stmt))
+            elif isinstance(stmt, cst.ClassDef) and class_names.count(stmt.name.value) == 1 \
+                    and stmt.name.value not in file.subclassed and isinstance(stmt.body, cst.IndentedBlock):
+                for method in stmt.body.body:
+                    if not isinstance(method, cst.FunctionDef) or method.decorators:
+                        continue
+                    name = method.name.value
+                    if name == "forward":
+                        self._add(method, 1, self._forward_calls(stmt))
+                    elif not dynamic and not name.startswith("__") and name not in _MODULE_METHODS:
+                        self._add(method, 1, self._method_calls(stmt, method))
+        self._proven = self._solve()
+
+    def floats(self, function: "cst.FunctionDef | None") -> frozenset[str]:
+        """The function's parameters every call of it in the file gives a floating value (or None)."""
+        return frozenset(self._proven.get(id(function), ())) if function is not None else frozenset()
+
+    # -- the calls of each kind of function
+
+    def _caller(self, call: cst.Call):
+        """The method or module-level function a call is written in, with its class: (function, class or None), or
+        None (module-level code, a lambda, a comprehension, a nested function)."""
+        node = call
         while node is not None:
-            node = parents.get(id(node))
-            if isinstance(node, (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-                return frozenset()
+            node = self._parents.get(id(node))
+            if isinstance(node, _SCOPES):
+                return None
             if isinstance(node, cst.FunctionDef):
-                caller = node
                 break
-        if caller is None or caller is function:
-            return frozenset()  # module-level code, or a recursive call
-        holder = parents.get(id(parents.get(id(caller))))
-        if isinstance(holder, cst.ClassDef) and any(s is caller for s in holder.body.body):
-            cls = holder
-        elif not any(s is caller for s in module.body):
-            return frozenset()  # a nested function: its free names are another scope's
-        layers = class_float_layers(cls, file.foreign) if cls is not None else {}
-        facts = FlowFloats(caller, resolve, layers, float_only, own)
-        calls += 1
-        for i, param in enumerate(names):
-            if param in proven and (i >= len(parent.args) or not facts.is_float(parent.args[i].value)):
-                proven.discard(param)
-    if not calls:
+        if node is None:
+            return None
+        holder = self._parents.get(id(self._parents.get(id(node))))
+        if isinstance(holder, cst.ClassDef) and any(s is node for s in holder.body.body) \
+                and any(s is holder for s in self._module.body):
+            return node, holder
+        if any(s is node for s in self._module.body):
+            return node, None
+        return None
+
+    def _function_calls(self, function: cst.FunctionDef) -> "list[tuple[cst.Call, cst.FunctionDef, object]] | None":
+        name = function.name.value
+        calls = []
+        for mention in all_nodes(self._module, cst.Name):
+            if mention.value != name or mention is function.name:
+                continue
+            parent = self._parents.get(id(mention))
+            if isinstance(parent, cst.Attribute) and parent.attr is mention \
+                    or isinstance(parent, cst.Arg) and parent.keyword is mention:
+                continue  # obj.swish, f(swish=...): not the function
+            if not isinstance(parent, cst.Call) or parent.func is not mention:
+                return None  # bound again, exported, passed as a value
+            calls.append(parent)
+        for stmt in self._module.body:  # __all__ = ["swish"]: other files may call it with anything
+            if isinstance(stmt, cst.SimpleStatementLine) and any(
+                    isinstance(s, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == "__all__"
+                                                      for t in s.targets) for s in stmt.body) \
+                    and any(name in n.value for n in all_nodes(stmt, cst.SimpleString)):
+                return None
+        return calls
+
+    def _forward_calls(self, cls: cst.ClassDef) -> "list[cst.Call] | None":
+        name, file = cls.name.value, self._file
+        users = {}
+        for mention in all_nodes(self._module, cst.Name):
+            if mention.value != name or mention is cls.name:
+                continue
+            call = self._parents.get(id(mention))
+            if isinstance(call, cst.Arg) and _contains(cls, mention) \
+                    and isinstance(self._parents.get(id(call)), cst.Call) \
+                    and isinstance(self._parents[id(call)].func, cst.Name) \
+                    and self._parents[id(call)].func.value == "super":
+                continue  # super(UnetUp, self).__init__() in the class itself
+            assign = self._parents.get(id(call))
+            if not isinstance(call, cst.Call) or call.func is not mention or not isinstance(assign, cst.Assign) \
+                    or assign.value is not call or len(assign.targets) != 1 or not _self_attr(assign.targets[0].target):
+                return None
+            owner = assign
+            while owner is not None and not isinstance(owner, cst.ClassDef):
+                owner = self._parents.get(id(owner))
+            if owner is None or owner.name.value in file.subclassed:
+                return None
+            users[(id(owner), assign.targets[0].target.attr.value)] = owner
+        calls = []
+        for (_, attr), owner in users.items():
+            if attr in file.foreign or attr in file.appended or attr in file.named:
+                return None
+            layers = class_float_layers(owner, frozenset())
+            if not layers.get(attr) or any(not (isinstance(c.func, cst.Name) and c.func.value == name)
+                                           for c in layers[attr]):
+                return None
+            for ref in all_nodes(owner, cst.Attribute):
+                if not (_self_attr(ref) and ref.attr.value == attr):
+                    continue
+                parent = self._parents.get(id(ref))
+                if isinstance(parent, cst.AssignTarget):
+                    continue
+                if not isinstance(parent, cst.Call) or parent.func is not ref:
+                    return None
+                calls.append(parent)
+        return calls
+
+    def _method_calls(self, cls: cst.ClassDef, method: cst.FunctionDef) -> "list[cst.Call] | None":
+        name = method.name.value
+        if sum(isinstance(s, cst.FunctionDef) and s.name.value == name for s in cls.body.body) != 1 \
+                or any(s.evaluated_value == name for s in all_nodes(self._module, cst.SimpleString)):
+            return None  # defined twice, or named in a string (getattr(self, "embed"), __all__)
+        calls = []
+        for mention in all_nodes(self._module, cst.Name):
+            if mention.value != name or mention is method.name:
+                continue
+            parent = self._parents.get(id(mention))
+            if isinstance(parent, cst.Arg) and parent.keyword is mention:
+                continue  # f(name=...): a keyword, not the method
+            if not (isinstance(parent, cst.Attribute) and parent.attr is mention and _self_attr(parent)):
+                return None  # a name of the same spelling elsewhere, or obj.name on another object
+            call = self._parents.get(id(parent))
+            if not isinstance(call, cst.Call) or call.func is not parent or not _contains(cls, call):
+                return None
+            calls.append(call)
+        return calls
+
+    def _add(self, function: cst.FunctionDef, offset: int, calls) -> None:
+        params = function.params
+        if not calls or params.posonly_params or isinstance(params.star_arg, cst.Param) \
+                or params.star_kwarg is not None or len(params.params) <= offset:
+            return
+        sites = []
+        for call in calls:
+            found = self._caller(call)
+            if found is None or found[0] is function:
+                return  # module-level code, a lambda or comprehension, a nested function, a recursive call
+            binding = _bind(params, offset, call)
+            if binding is None:
+                return
+            sites.append((found[0], found[1], binding))
+        self._sites[id(function)] = (function, offset, sites)
+
+    # -- the fixed point
+
+    def _solve(self) -> dict[int, set[str]]:
+        proven = {key: {p.name.value for p in (*function.params.params[offset:], *function.params.kwonly_params)}
+                  for key, (function, offset, _) in self._sites.items()}
+        changed = True
+        while changed:
+            changed = False
+            for key, (_, _, sites) in self._sites.items():
+                for caller, cls, binding in sites:
+                    if not proven[key]:
+                        break
+                    facts = self._facts(caller, cls, frozenset(proven.get(id(caller), ())))
+                    for param in list(proven[key]):
+                        value = binding.get(param, _UNKNOWN)
+                        if value is _UNKNOWN or not (isinstance(value, cst.Name) and value.value == "None"
+                                                     or facts.is_float(value)):
+                            proven[key].discard(param)
+                            changed = True
+        return proven
+
+    def _facts(self, caller: cst.FunctionDef, cls: "cst.ClassDef | None", assumed: frozenset[str]) -> "FlowFloats":
+        layers = self._layers.get(id(cls))
+        if layers is None:
+            layers = self._layers[id(cls)] = class_float_layers(cls, self._file.foreign) if cls is not None else {}
+        return FlowFloats(caller, self._resolve, layers, self._float_only, self._own, assumed=assumed)
+
+
+def _bind(params: cst.Parameters, offset: int, call: cst.Call) -> "dict[str, object] | None":
+    """The argument each parameter of a call gets, Python's way (``offset``: the ``self`` a method call binds): an
+    expression, the default's value (a ``None`` or float literal), or ``_UNKNOWN``; None for a starred argument, an
+    unknown keyword or too many positional arguments."""
+    positional = list(params.params[offset:])
+    names = [p.name.value for p in (*positional, *params.kwonly_params)]
+    binding: dict[str, object] = {}
+    given = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or len(given) > len(positional):
+        return None
+    for param, arg in zip(positional, given):
+        binding[param.name.value] = arg.value
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value not in names or arg.keyword.value in binding:
+                return None
+            binding[arg.keyword.value] = arg.value
+    for param in (*positional, *params.kwonly_params):
+        if param.name.value not in binding:
+            default = param.default
+            binding[param.name.value] = default if isinstance(default, cst.Float) or isinstance(default, cst.Name) \
+                and default.value == "None" else _UNKNOWN
+    return binding
+
+
+def caller_floats_of(module: "cst.Module | None", function: "cst.FunctionDef | None", resolve: Resolve,
+                     own: "OwnOutputs | None", file: "FileFacts | None", float_only: frozenset[str]) -> frozenset[str]:
+    """The function's parameters every call of it in the file gives a floating value (:class:`CallerFloats`, built
+    once per file)."""
+    if module is None or function is None or file is None:
         return frozenset()
-    for stmt in module.body:  # __all__ = ["swish"]: other files may call it with anything
-        if isinstance(stmt, cst.SimpleStatementLine) and any(
-                isinstance(s, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == "__all__"
-                                                  for t in s.targets) for s in stmt.body) \
-                and any(name in n.value for n in all_nodes(stmt, cst.SimpleString)):
-            return frozenset()
-    return frozenset(proven)
+    cached = _CALLER_FLOATS.get(id(module))
+    if cached is None or cached[0] is not module:
+        _CALLER_FLOATS.clear()
+        cached = _CALLER_FLOATS[id(module)] = (module, CallerFloats(module, resolve, own, file, float_only))
+    return cached[1].floats(function)
 
 
 # ------------------------------------------------------------------------------------- padding amounts never negative

@@ -421,7 +421,7 @@ CALLER_NEGATIVES = HEAD + textwrap.dedent("""
 
         def forward(self, x):
             y = self.inc(x)
-            return self.o(y, b=y)                  # a keyword: not read
+            return self.o(y, b=y.long())           # by keyword, an integer
 """)
 
 

@@ -220,7 +220,8 @@ SWISH_NEGATIVES = {
     "value": SWISH + "\n\nclass Holder(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                      "        self.act = swish\n",
     "exported": SWISH + "\n\n__all__ = ['swish', 'nonlinearity', 'Block']\n",
-    "keyword": SWISH + "\n\ndef kw(t):\n    return swish(x=t.float())\n",
+    "keyword": SWISH + "\n\ndef kw(t):\n    return swish(x=t.long())\n",
+    "starred": SWISH + "\n\ndef kw(t):\n    return swish(*[t.float()])\n",
     "lambda": SWISH + "\n\ndef apply(ts):\n    return list(map(lambda t: swish(t), ts))\n",
 }
 

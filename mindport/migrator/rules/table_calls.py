@@ -18,6 +18,7 @@ from mindport.mappings.settings_layers import SETTINGS_LAYERS
 from mindport.mappings.transforms.layers import IMPLICIT_VALUES
 from mindport.migrator.einsum_native import native_einsum
 from mindport.migrator.native_facts import (
+    MUTABLE_DISPLAYS,
     RealFacts,
     dtype_name,
     dtype_property,
@@ -34,8 +35,7 @@ from mindport.migrator.native_facts import (
     ValueFlow,
     absorbed_reduction,
     nonempty_last_extent,
-    caller_floats,
-    function_caller_floats,
+    caller_floats_of,
     real_file,
     sequence_locals,
     values_only,
@@ -1256,7 +1256,7 @@ class TableCallTransform(Rule):
             return True  # through reaching bindings (native_facts.FlowFloats)
         called = self._called_floats()
         if called is not None and all(called.is_float(m) or floats.layer_input(m) for m in members):
-            return True  # forward parameters every caller in the file gives floats (native_facts.caller_floats)
+            return True  # parameters every call in the file gives floats (native_facts.CallerFloats)
         ints = self._ints()
         return all(ints.is_int(m) for m in members)  # integers by construction (native_facts.IntFacts)
 
@@ -1271,17 +1271,14 @@ class TableCallTransform(Rule):
         return facts
 
     def _called_floats(self) -> "FlowFloats | None":
-        """The enclosing forward's float facts with the parameters every caller in the file gives floats taken as
-        floating (native_facts.caller_floats); None when there is none."""
+        """The enclosing function's float facts with the parameters every call of it in the file gives floats taken
+        as floating (native_facts.CallerFloats: a fixed point over the file's calls, for module-level functions,
+        forwards and other methods); None when there is none."""
         function = self._functions[-1] if self._functions else None
         if id(function) not in self._called_facts:
-            cls = self._class_nodes[-1] if self._class_nodes else None
             module = getattr(self, "_module", None)
-            proven = caller_floats(module, cls, function, self.scope.resolve_torch, self._own_outputs,
-                                   self._file_facts, frozenset(INT_TO_FLOAT)) if module is not None else frozenset()
-            if not proven and cls is None:  # a module-level function (native_facts.function_caller_floats)
-                proven = function_caller_floats(module, function, self.scope.resolve_torch, self._own_outputs,
-                                                self._file_facts, frozenset(INT_TO_FLOAT))
+            proven = caller_floats_of(module, function, self.scope.resolve_torch, self._own_outputs,
+                                      self._file_facts, frozenset(INT_TO_FLOAT))
             layers = self._class_float_layers[-1] if self._class_float_layers else {}
             self._called_facts[id(function)] = FlowFloats(function, self.scope.resolve_torch, layers,
                                                           frozenset(INT_TO_FLOAT), self._own_outputs,
@@ -1310,14 +1307,26 @@ class TableCallTransform(Rule):
 
     def _same_root(self, members: list) -> bool:
         """Every member is one name, or a dtype-keeping view, copy or ``*_like`` of it (``[x, x.conj()]``,
-        ``[e, torch.zeros_like(e[:, :1])]``)."""
+        ``[e, torch.zeros_like(e[:, :1])]``, ``x.new_zeros(n)``), a local name followed through the plain top-level
+        binding that dominates its read (``zeros = pos_score.new_zeros(b, h, n, 1)`` then ``torch.cat([zeros,
+        pos_score], -1)``) when the name reached is not bound again from that binding to the join."""
         floats = self._floats()
+        order = floats._order  # noqa: SLF001
+        followed: list[tuple[str, int]] = []  # (name reached, position of the binding read through)
 
-        def root(expr):
+        def root(expr, depth=0):
             while True:
                 if isinstance(expr, cst.Name):
                     piece = floats.piece_of(expr.value)  # x1, x2 = x.chunk(2, -1): pieces of one call
-                    return expr.value if piece is None else id(piece)
+                    if piece is not None:
+                        return id(piece)
+                    found = order.dominating_binding(expr.value, expr) if order is not None and depth < 4 else None
+                    if found is not None and not isinstance(found[1], MUTABLE_DISPLAYS):
+                        reached = root(found[1], depth + 1)
+                        if isinstance(reached, str):
+                            followed.append((reached, order.statement_position(found[0])))
+                            return reached
+                    return expr.value
                 elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
                     expr = expr.expression  # -x2: x2's dtype
                 elif isinstance(expr, cst.Subscript):
@@ -1328,14 +1337,21 @@ class TableCallTransform(Rule):
                     if qual in _LIKE_KEEPING and expr.args and expr.args[0].keyword is None:
                         expr = expr.args[0].value
                     elif qual is None and isinstance(expr.func, cst.Attribute) \
-                            and expr.func.attr.value in _KEEPING_METHODS:
+                            and expr.func.attr.value in _KEEPING_METHODS | _NEW_METHODS:
                         expr = expr.func.value
                     else:
                         return None
                 else:
                     return None
         roots = {root(m) for m in members}
-        return len(roots) == 1 and None not in roots
+        if len(roots) != 1 or None in roots:
+            return False
+        if not followed:
+            return True
+        join = order.statement_position(order.statement_of(members[0]))
+        bindings = order._binding_stmts  # noqa: SLF001
+        return join >= 0 and not any(low < order.statement_position(stmt) < join
+                                     for name, low in followed for stmt, _ in bindings.get(name, []))
 
     def _observed_uniform(self, call: cst.Call) -> bool:
         """Did the recorded run (``Options.uniform_sites``) see one dtype among the tensors joined at this call?"""
@@ -2796,6 +2812,8 @@ def _local_names(function: cst.FunctionDef) -> frozenset[str]:
 # what keeps its input's dtype, for a join's members derived from one name (TableCallTransform._same_root)
 _LIKE_KEEPING = frozenset({"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
                            "torch.randn_like", "torch.rand_like", "torch.flip", "torch.roll", "torch.conj"})
+# methods whose new tensor has the receiver's dtype unless a dtype is given (x.new_zeros(n))
+_NEW_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
 _KEEPING_METHODS = frozenset({"conj", "clone", "detach", "flip", "roll", "view", "reshape", "permute", "transpose",
                               "contiguous", "unsqueeze", "squeeze", "expand", "expand_as", "repeat", "narrow",
                               "flatten", "neg", "abs", "t", "view_as", "reshape_as", "tril", "triu",
