@@ -1998,11 +1998,21 @@ def _view_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     constructor fixed: "shape '[2, 48, 117, 24]' is invalid for input of size 98304" (Atcold/pytorch-PPUU's encoders:
     ``x.view(bsize, n_inputs * 3, opt.height, opt.width)``, the frames 117 x 24, tried at 32 x 32) -> 2x48x117x24.
     The batch axis must agree (the view takes it from the input); a form with -1 keeps the input's axis there and
-    its rank. [] otherwise, or for an integer input."""
-    m = re.search(r"shape '\[([-\d, ]+)\]' is invalid for input of size \d+", problem)
-    if m is None or rest.startswith("int") or not dims:
+    its rank. Integer ids (embedded before the view): as many samples as the view needs. [] otherwise."""
+    m = re.search(r"shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)", problem)
+    if m is None or not dims:
         return []
     target = [int(v) for v in m.group(1).split(",")]
+    need, size = 1, int(m.group(2))
+    for v in target:
+        need *= v
+    if rest.startswith("int"):
+        # token ids embedded, then viewed at sizes the constructor fixed (a character-aware language model's
+        # ``embeddings(input).view(self.batch_size * self.seq_len, 1, max_len, emb)``: "shape '[700, 1, 16, 15]' is
+        # invalid for input of size 480" for 2 x 16 ids): as many samples as the view needs, each as given
+        if need > 0 and size and need % size == 0 and need // size > 1 and dims[0] * need // size <= 4096:
+            return _changed_form([dims[0] * need // size, *dims[1:]], dims, rest)
+        return []
     if len(target) >= 2 and target[0] == -1 and all(v > 0 for v in target[1:]):
         # the batch left to the view, the rest fixed by the constructor: ``x.view(-1, self.channels, self.size *
         # self.size)`` of a diffusion UNet's self-attention (quickgrid/paper-implementations' TransformerEncoderSA,

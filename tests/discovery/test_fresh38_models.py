@@ -182,10 +182,31 @@ class EnsembleProjection(nn.Module):
         return ((x * self.r) @ w.t()) * self.s + b
 '''
 
+# a character-aware word encoder: ids embedded, then viewed at the batch and sequence sizes its constructor was given
+CHARS = '''
+import torch
+import torch.nn as nn
+
+
+class CharWordEncoder(nn.Module):
+    def __init__(self, char_vocab, emb, max_len, batch_size, seq_len):
+        super().__init__()
+        self.emb, self.max_len, self.batch_size, self.seq_len = emb, max_len, batch_size, seq_len
+        self.embeddings = nn.Embedding(char_vocab, emb)
+        self.conv = nn.Conv2d(1, 6, kernel_size=(3, emb))
+
+    def forward(self, chars):
+        x = self.embeddings(chars).view(self.batch_size * self.seq_len, 1, self.max_len, self.emb)
+        return torch.tanh(self.conv(x)).amax(dim=2).view(self.batch_size, self.seq_len, -1)
+
+
+encoder = CharWordEncoder(char_vocab=30, emb=5, max_len=8, batch_size=4, seq_len=3)
+'''
+
 
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory):
-    return prove_files(tmp_path_factory.mktemp("fresh38"), {"tabular.py": TABULAR, "unet.py": UNET, "graph.py": GRAPH, "convlstm.py": CONVLSTM, "onehot.py": ONEHOT, "ensemble.py": ENSEMBLE}, "*")
+    return prove_files(tmp_path_factory.mktemp("fresh38"), {"tabular.py": TABULAR, "unet.py": UNET, "graph.py": GRAPH, "convlstm.py": CONVLSTM, "onehot.py": ONEHOT, "ensemble.py": ENSEMBLE, "chars.py": CHARS}, "*")
 
 
 def test_a_model_initialised_by_its_first_forward_is_proven_from_the_state_it_left(proven):
@@ -244,3 +265,11 @@ def test_a_layers_weight_read_in_a_method_the_forward_calls_compiles_in_graph_mo
     m = proven["ensemble.py:EnsembleProjection"]
     assert m["status"] == "proven", m
     assert m["draws"][0]["graph"] == "ok"
+
+
+def test_ids_viewed_at_the_batch_the_constructor_fixed_get_that_many_samples(proven):
+    """Before: 2 x 8 ids only ("shape '[12, 1, 8, 5]' is invalid for input of size 80")."""
+    m = proven["chars.py:CharWordEncoder"]
+    assert m["status"] == "proven", m
+    shape = m["inputs"][0].split(":")[0]  # as many ids as the view takes: 12 words of 8 characters
+    assert ":int64:" in m["inputs"][0] and eval(shape.replace("x", "*")) == 12 * 8, m["inputs"]
