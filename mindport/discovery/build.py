@@ -50,6 +50,11 @@ _MODULE_ARGS = r"^(fn|func|module|net|layer|sublayer|submodule|model|backbone|en
 # imports; the MindSpore side gets passthrough_ms's: prove.ms_ctor)
 _IDENTITY = "__import__('mindport.discovery.passthrough_torch', fromlist=['Passthrough']).Passthrough()"
 _MS_IDENTITY = "__import__('mindport.discovery.passthrough_ms', fromlist=['Passthrough']).Passthrough()"
+# a required activation argument of no use the class shows (handed on to a function that calls it): tanh, a class and
+# a function alike (passthrough_torch.Activation)
+_ACTIVATION_ARGS = r"^(\w+_)?(activation|act|act_fn|act_func|activation_fn|nonlinearity|non_linearity|gate)$"
+_ACTIVATION = "__import__('mindport.discovery.passthrough_torch', fromlist=['Activation']).Activation()"
+_MS_ACTIVATION = "__import__('mindport.discovery.passthrough_ms', fromlist=['Activation']).Activation()"
 # a tensor argument (pretrained embeddings): the same deterministic values on both sides (passthrough_*.table)
 _TABLE = "__import__('mindport.discovery.passthrough_torch', fromlist=['table']).table"
 _MS_TABLE = "__import__('mindport.discovery.passthrough_ms', fromlist=['table']).table"
@@ -75,6 +80,8 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         return "2"  # the batch the inputs are drawn with (a model that builds its state as zeros(1, batch_size, h))
     if re.search(_MODULE_ARGS, low) or ann in ("nn.Module", "Module", "torch.nn.Module"):
         return _IDENTITY
+    if re.search(_ACTIVATION_ARGS, low) and ann in ("", "Callable", "nn.Module", "Type[nn.Module]"):
+        return _ACTIVATION
     if low == "device":
         return "'cpu'"
     if low in _LAYER_FLAGS and ann in ("", "bool"):
@@ -917,17 +924,18 @@ _ARRAY_ATTRS = frozenset({"shape", "reshape", "ndim", "dtype", "T", "astype", "t
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
-    from mindport.discovery.scan import COUNT_KEY, FLAG_KEY, GET_KEY, IN_KEY, NONE_KEY, SEQUENCE_KEY
+    from mindport.discovery.scan import ANY_KEY, COUNT_KEY, FLAG_KEY, GET_KEY, IN_KEY, NONE_KEY, SEQUENCE_KEY
 
-    if namespace and attrs and set(attrs) <= _ARRAY_ATTRS and set(attrs) & {"shape", "reshape", "ndim", "T"}:
+    if namespace and attrs and set(attrs) <= _ARRAY_ATTRS and set(attrs) - {"shape", "dtype"}:
+        # (``shape`` alone is a gym space's: a tuple, below)
         # a square matrix of seeded values in [0, 1 / size): the same array on both sides, its powers shrinking as a
         # normalised graph operator's do (alelab-upenn's SelectionGNN met ``GSO.reshape([1, N, N])`` as an int on a
         # SimpleNamespace)
         return f"(__import__('numpy').random.RandomState(0).rand({size}, {size}) / {size}).astype('float32')"
     items = []
     for key, default in attrs.items():
-        if key in ("[]", GET_KEY, IN_KEY):  # scan.py's marks of a mapping inside, of a read with .get, of an ``in`` test
-            continue
+        if key in ("[]", GET_KEY, IN_KEY, ANY_KEY):  # scan.py's marks of a mapping inside, of a read with .get, of an
+            continue  # ``in`` test, of a read at a computed key
         if isinstance(default, dict):
             value = _mapping(default, "[]" not in default, size, repository_defaults)
         elif default == FLAG_KEY:  # only tested for truth: a switch, off
@@ -965,7 +973,11 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             # whose ``in`` asks for the attribute (SimpleNamespace: "argument of type ... is not iterable")
             return "__import__('argparse').Namespace(" + ", ".join(f"{k}={v}" for k, v in items) + ")"
         return "__import__('types').SimpleNamespace(" + ", ".join(f"{k}={v}" for k, v in items) + ")"
-    return "{" + ", ".join(f"{k!r}: {v}" for k, v in items) + "}"
+    text = "{" + ", ".join(f"{k!r}: {v}" for k, v in items) + "}"
+    if ANY_KEY in attrs:  # read at keys it computes (ATEC2018's ``data_config[self.mode + '_size']``): a dict whose
+        # every other key reads a small size
+        return f"type('AnyKeys', (dict,), {{'__missing__': lambda self, k: {size}}})({text})"
+    return text
 
 
 def _as_count(param: dict, value: str | None) -> str | None:

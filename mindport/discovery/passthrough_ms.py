@@ -7,7 +7,7 @@ import linecache
 import sys
 import types
 
-from mindspore import nn
+from mindspore import nn, ops
 
 
 class Passthrough(nn.Cell):
@@ -27,6 +27,13 @@ class Passthrough(nn.Cell):
             # EfficientNet InvertedResidual: its int went into ``nn.Sequential``, "int is not a Module subclass")
             return type(self)()
         return super().__call__(*args, **kwargs)
+
+
+class Activation(Passthrough):
+    """The MindSpore twin of ``passthrough_torch.Activation``: tanh."""
+
+    def construct(self, x, *args, **kwargs):
+        return ops.tanh(x)  # no import here: GRAPH_MODE refuses one in construct
 
 
 def table(rows: int, columns: int):

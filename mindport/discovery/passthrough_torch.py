@@ -27,6 +27,15 @@ class Passthrough(nn.Module):
         return super().__call__(*args, **kwargs)
 
 
+class Activation(Passthrough):
+    """The stand-in for a required activation argument (``mlp(sizes, activation)`` calling ``activation()`` per
+    layer, SpinningUp's actor-critic cores): a layer class or an activation function alike, tanh (no layer near the
+    identity: the proof stays non-linear). Its MindSpore twin: ``passthrough_ms.Activation``."""
+
+    def forward(self, x, *args, **kwargs):
+        return torch.tanh(x)
+
+
 def table(rows: int, columns: int):
     """A constructor's tensor argument (pretrained embeddings, ``nn.Parameter(weights)``): rows x columns float32
     values spread over [-1, 1], the same as ``passthrough_ms.table``'s."""

@@ -371,9 +371,9 @@ def ms_ctor(ctor: str) -> str:
     converted like the repository's code, since it is evaluated in the converted module, where ``nn`` is MindSpore's."""
     import re
 
-    from mindport.discovery.build import _IDENTITY, _MS_IDENTITY, _MS_TABLE, _TABLE
+    from mindport.discovery.build import _ACTIVATION, _IDENTITY, _MS_ACTIVATION, _MS_IDENTITY, _MS_TABLE, _TABLE
 
-    text = ctor.replace(_IDENTITY, _MS_IDENTITY).replace(_TABLE, _MS_TABLE)
+    text = ctor.replace(_IDENTITY, _MS_IDENTITY).replace(_ACTIVATION, _MS_ACTIVATION).replace(_TABLE, _MS_TABLE)
     if not re.search(r"(?<![\w.'])(nn|torch|F)\.", text):
         return text
     from mindport.migrator import convert_source

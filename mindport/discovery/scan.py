@@ -545,6 +545,9 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
             uses[which(node.value)].add("sequence")
         elif isinstance(node, (ast.For, ast.comprehension)) and which(node.iter) is not None:
             uses[which(node.iter)].add("sequence")
+        elif isinstance(node, ast.Subscript) and which(node.value) is not None and _computed_text(node.slice):
+            uses[which(node.value)].add("mapping")  # data_config[self.mode + '_size']: a key it computes
+            attrs[which(node.value)][ANY_KEY] = None
         elif isinstance(node, ast.Subscript) and which(node.value) is not None:
             uses[which(node.value)].add("sequence")
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
@@ -574,6 +577,21 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
         if p.use == "sequence" and name in lengths:
             p.length = lengths[name]
         p.count = name in counts and p.use in ("", "number")
+
+
+def _computed_text(node) -> bool:
+    """A string the code computes: an f-string, ``a + '_size'``, ``'{}_dim'.format(x)``, ``str(x)``."""
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        return any(isinstance(side, ast.Constant) and isinstance(side.value, str) or _computed_text(side)
+                   for side in (node.left, node.right))
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (isinstance(func, ast.Name) and func.id == "str") or (
+            isinstance(func, ast.Attribute) and func.attr in ("format", "join", "lower", "upper")
+            and isinstance(func.value, (ast.Constant, ast.JoinedStr)))
+    return False
 
 
 def _length_relation(node: ast.Compare, which) -> tuple[str, str, int] | None:
@@ -800,6 +818,8 @@ GET_KEY = "<get>"  # a key of ``attrs``: the class reads the parameter with ``.g
 IN_KEY = "<in>"  # a key of ``attrs``: the class tests a name's presence with ``in`` (princeton-vl/RAFT's ``if 'dropout'
 # not in self.args``: argparse's Namespace has ``__contains__``, SimpleNamespace does not), never a key the class reads
 NONE_KEY = "<none>"  # ... that the class tests against None (``if config.embedding_pretrained is not None:``)
+ANY_KEY = "<any>"  # a key of ``attrs``: the class reads the mapping at a key it computes (``data_config[self.mode +
+# '_size']``), never a key the class reads: every key reads a small size
 COUNT_KEY = "<count>"  # ... that the class hands on as a count (``nn.LSTM(..., num_layers=hp.embedder.lstm_layers)``,
 # ``range(cfg.n_blocks)``): a number, whatever its name says (``lstm_layers`` is no list of layers)
 

@@ -203,10 +203,46 @@ class CharWordEncoder(nn.Module):
 encoder = CharWordEncoder(char_vocab=30, emb=5, max_len=8, batch_size=4, seq_len=3)
 '''
 
+# an actor-critic core: a helper function builds the MLP, calling the activation it is handed once per layer; a
+# siamese encoder reading its data configuration at a key it computes from another configuration's value
+CORES = '''
+import torch
+import torch.nn as nn
+
+
+def mlp(sizes, activation, output_activation=nn.Identity):
+    layers = []
+    for j in range(len(sizes) - 1):
+        act = activation if j < len(sizes) - 2 else output_activation
+        layers += [nn.Linear(sizes[j], sizes[j + 1]), act()]
+    return nn.Sequential(*layers)
+
+
+class MLPCritic(nn.Module):
+    def __init__(self, obs_dim, act_dim, hidden_sizes, activation):
+        super().__init__()
+        self.q = mlp([obs_dim + act_dim] + list(hidden_sizes) + [1], activation)
+
+    def forward(self, obs, act):
+        return torch.squeeze(self.q(torch.cat([obs, act], dim=-1)), -1)
+
+
+class SiameseEncoder(nn.Module):
+    level = "word"
+
+    def __init__(self, config, data_config):
+        super().__init__()
+        self.embed = nn.Embedding(data_config[self.level + "_size"], config["embed_size"])
+        self.proj = nn.Linear(config["embed_size"], 4)
+
+    def forward(self, tokens):
+        return self.proj(self.embed(tokens)).mean(dim=1)
+'''
+
 
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory):
-    return prove_files(tmp_path_factory.mktemp("fresh38"), {"tabular.py": TABULAR, "unet.py": UNET, "graph.py": GRAPH, "convlstm.py": CONVLSTM, "onehot.py": ONEHOT, "ensemble.py": ENSEMBLE, "chars.py": CHARS}, "*")
+    return prove_files(tmp_path_factory.mktemp("fresh38"), {"tabular.py": TABULAR, "unet.py": UNET, "graph.py": GRAPH, "convlstm.py": CONVLSTM, "onehot.py": ONEHOT, "ensemble.py": ENSEMBLE, "chars.py": CHARS, "cores.py": CORES}, "*")
 
 
 def test_a_model_initialised_by_its_first_forward_is_proven_from_the_state_it_left(proven):
@@ -273,3 +309,18 @@ def test_ids_viewed_at_the_batch_the_constructor_fixed_get_that_many_samples(pro
     assert m["status"] == "proven", m
     shape = m["inputs"][0].split(":")[0]  # as many ids as the view takes: 12 words of 8 characters
     assert ":int64:" in m["inputs"][0] and eval(shape.replace("x", "*")) == 12 * 8, m["inputs"]
+
+
+def test_an_activation_handed_to_a_helper_that_calls_it_gets_a_non_linear_stand_in(proven):
+    """Before: ``activation=16`` ("'int' object is not callable" in the helper); the stand-in is tanh on both sides
+    (GRAPH_MODE included), so the proof stays non-linear."""
+    m = proven["cores.py:MLPCritic"]
+    assert m["status"] == "proven", m
+    assert "Activation()" in m["ctor"] and m["draws"][0]["graph"] == "ok"
+
+
+def test_a_configuration_read_at_a_key_it_computes_reads_a_small_size_at_every_key(proven):
+    """Before: ``data_config`` was a list ("list indices must be integers or slices, not str")."""
+    m = proven["cores.py:SiameseEncoder"]
+    assert m["status"] == "proven", m
+    assert "AnyKeys" in m["ctor"]
