@@ -2510,6 +2510,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
     import torch
 
     from mindport.validators.parity.loading import build_model
+    from mindport.validators.parity.side_torch import set_mode
 
     from mindport.discovery.scan import model_ref
 
@@ -2587,7 +2588,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             errors.append(f"{origin} ({ctor}): {n_params:,} parameters (over {max_params:,})")
             smaller(origin, ctor)
             continue
-        model.eval()
+        set_mode(model)  # not model.eval(): a model may define a train() of its own (side_torch.set_mode)
         if _takes_no_input(model):  # forward(self): a learned table or a constant the module gives (gitE0Z9/
             # pytorch-implementations' ChannelVector returns its parameter), called with nothing
             fwd, handed, tries = [], [], [[]]

@@ -17,6 +17,16 @@ from mindport.validators.parity.sides import (
 )
 
 
+def set_mode(model, training: bool = False):
+    """torch's ``model.train(training)`` / ``model.eval()`` without calling the classes' own ``train``: a model that
+    defines ``train(self, data, max_iterations)`` (allanj/StatNLP-PyTorch's NetworkModel, a model that is its own
+    trainer) made ``eval()`` fail ("missing 1 required positional argument"), or would run its training. Every module's
+    flag, as ``nn.Module.train`` sets it; ``model`` returned."""
+    for m in model.modules():
+        m.training = training
+    return model
+
+
 def positive_arguments() -> dict:
     """torch functions and Tensor methods -> ((position, keyword), ...) of the arguments torch needs >= 0 there:
     the running variance of the batch and instance norms, the input of sqrt, rsqrt, log, log2, log10 and of a
@@ -243,7 +253,7 @@ class TorchSide:
                 return func(*args, **kwargs)
 
         model = self.model
-        model.eval()
+        set_mode(model)
         try:
             with torch.no_grad(), _Uses():
                 model(*_tensors(inputs))
@@ -284,7 +294,7 @@ class TorchSide:
         from mindport.observed import record
 
         model, state = self.model, copy.deepcopy(self.model.state_dict())
-        model.eval()
+        set_mode(model)
         try:
             with record(self.root, self.facts), torch.no_grad():
                 model(*_tensors(inputs))
@@ -302,7 +312,7 @@ class TorchSide:
         from mindport.validators.parity.hooks import finish_records, torch_hooks
 
         model = self.model
-        model.eval()
+        set_mode(model)
         records = [] if record else None
         try:
             with torch.no_grad(), self._draws():
@@ -331,12 +341,12 @@ class TorchSide:
 
         as64 = lambda a: a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32 else a  # noqa: E731
         model = self.model
-        model.eval()
+        set_mode(model)
         try:
             with torch.no_grad():
                 with self._draws():
                     out32, _ = flat_numpy(model(*_tensors(inputs)))
-                twin = copy.deepcopy(model).double().eval()
+                twin = set_mode(copy.deepcopy(model).double())
                 with self._draws():
                     out64, _ = flat_numpy(twin(*_tensors([map_arrays(a, as64) for a in inputs])))
         except Exception:  # noqa: BLE001 - no control: the proof's verdict stands
@@ -398,7 +408,7 @@ class TorchSide:
         from mindport.validators.parity.metrics import flatten_outputs
 
         model = self.model
-        model.eval()
+        set_mode(model)
         model.zero_grad(set_to_none=True)
         with torch.enable_grad():
             with self._draws():
@@ -433,10 +443,10 @@ class TorchSide:
             as64 = lambda a: a.astype(np.float64) if isinstance(a, np.ndarray) and a.dtype == np.float32 else a  # noqa: E731
             batches = [[as64(a) for a in b] for b in batches]
             targets = [[(k, as64(a)) for k, a in t] for t in targets]
-        model.train()
+        set_mode(model, True)
         for m in model.modules():
             if isinstance(m, torch.nn.modules.dropout._DropoutNd):
-                m.eval()
+                m.training = False
         optimizer_name = OPTIMIZERS[spec.optimizer]
         opt_cls = getattr(torch.optim, optimizer_name.rsplit(".", 1)[1])
         try:
@@ -452,7 +462,7 @@ class TorchSide:
             loss.backward()
             optimizer.step()
             losses.append(float(loss.detach()))
-        model.eval()
+        set_mode(model)
         if control is not None:
             return {"losses": losses, "state": {k: _numpy(v) for k, v in model.state_dict().items()}}
         return {"losses": losses, "state": self.state(), "optimizer": optimizer_name, "loss": loss_name,
