@@ -1,4 +1,5 @@
-"""Session 38 (issues 27/29): causes met on first contact with Han-Adam/DRL-Pytorch-Tutorial (TD3, DDPG, SAC agents).
+"""Session 38 (issues 27/29): an actor-critic update met on first contact with Han-Adam/DRL-Pytorch-Tutorial (TD3, DDPG,
+SAC agents).
 Real torch and real MindSpore; expected values are torch's, run here."""
 from __future__ import annotations
 
