@@ -9,6 +9,8 @@ import types
 
 from mindspore import nn, ops
 
+from mindport.discovery.stand_in_sizes import SIZE_ATTRIBUTE, WIDTH
+
 
 class Passthrough(nn.Cell):
     def __init__(self):
@@ -16,6 +18,14 @@ class Passthrough(nn.Cell):
         import mindspore
 
         self.anchor = mindspore.Parameter(mindspore.ops.zeros(1, mindspore.float32))
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if SIZE_ATTRIBUTE.fullmatch(name):
+                return WIDTH  # the torch stand-in's width (stand_in_sizes)
+            raise
 
     def construct(self, x, *args, **kwargs):
         return x

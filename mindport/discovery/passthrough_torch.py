@@ -9,11 +9,21 @@ from __future__ import annotations
 import torch
 import torch.nn as nn
 
+from mindport.discovery.stand_in_sizes import SIZE_ATTRIBUTE, WIDTH
+
 
 class Passthrough(nn.Module):
     def __init__(self):
         super().__init__()
         self.anchor = nn.Parameter(torch.zeros(1))
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if SIZE_ATTRIBUTE.fullmatch(name):
+                return WIDTH  # DeepRL-pytorch's option-critic heads: ``nn.Linear(body.latent_dim, num_options)``
+            raise
 
     def forward(self, x, *args, **kwargs):
         return x

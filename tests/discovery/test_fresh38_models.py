@@ -265,10 +265,28 @@ class SelfTrainingTagger(nn.Module):
                 optimizer.step()
 '''
 
+# an option-critic head sized by the body it is handed (``body.latent_dim``)
+HEADS = '''
+import torch
+import torch.nn as nn
+
+
+class OptionCriticHead(nn.Module):
+    def __init__(self, body, num_options):
+        super().__init__()
+        self.body = body
+        self.q_option = nn.Linear(body.latent_dim, num_options)
+        self.pi = nn.Linear(body.latent_dim, num_options * 2)
+
+    def forward(self, x):
+        phi = self.body(x)
+        return self.q_option(phi), torch.softmax(self.pi(phi), dim=-1)
+'''
+
 
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory):
-    return prove_files(tmp_path_factory.mktemp("fresh38"), {"tabular.py": TABULAR, "unet.py": UNET, "graph.py": GRAPH, "convlstm.py": CONVLSTM, "onehot.py": ONEHOT, "ensemble.py": ENSEMBLE, "chars.py": CHARS, "cores.py": CORES, "trainer.py": TRAINER}, "*")
+    return prove_files(tmp_path_factory.mktemp("fresh38"), {"tabular.py": TABULAR, "unet.py": UNET, "graph.py": GRAPH, "convlstm.py": CONVLSTM, "onehot.py": ONEHOT, "ensemble.py": ENSEMBLE, "chars.py": CHARS, "cores.py": CORES, "trainer.py": TRAINER, "heads.py": HEADS}, "*")
 
 
 def test_a_model_initialised_by_its_first_forward_is_proven_from_the_state_it_left(proven):
@@ -357,3 +375,10 @@ def test_a_model_defining_its_own_train_method_is_put_in_eval_mode_by_its_flags(
     argument: 'max_iterations'" (not built). The dropout is off in the proof, as torch's eval() would set it."""
     m = proven["trainer.py:SelfTrainingTagger"]
     assert m["status"] == "proven", m
+
+
+def test_a_size_read_off_a_handed_sub_module_is_the_stand_ins_width(proven):
+    """Before: "'Passthrough' object has no attribute 'latent_dim'" (DeepRL-pytorch's option-critic heads)."""
+    m = proven["heads.py:OptionCriticHead"]
+    assert m["status"] == "proven", m
+    assert m["inputs"] == ["2x16:float32"], m["inputs"]
