@@ -61,9 +61,42 @@ CELL_NAMES = frozenset({
 })
 
 
+# Private names mindspore.nn.Cell sets on each instance or defines, torch.nn.Module has not (MindSpore 2.10, torch 2.13;
+# the same test compares them). torch code owns every underscored name but torch's own, so a module's
+# ``self._params = nn.ParameterList([...])`` (wararaki718's cross net) is fine in torch and overwrote the Cell's own
+# dict of Parameters: ``'ParameterList' object has no attribute 'items'`` as the model was built. Renamed like
+# CELL_NAMES (``_params_``), in the converter and the weight mapping alike.
+CELL_PRIVATE_NAMES = frozenset({
+    "_add_attr", "_add_init_args", "_add_mixed_precision_flag", "_amp_level", "_auto_prefix", "_backward_hook",
+    "_backward_pre_hook", "_bprop_debug", "_call_custom_bprop", "_call_post_process", "_call_pre_process",
+    "_cell_backward_hook", "_cell_backward_pre_hook", "_cell_tag", "_cells", "_check_construct_args",
+    "_check_parameter_consistency", "_children_scope_recursive", "_compile_cache", "_compile_phase", "_compiled",
+    "_complex_call", "_construct_sig", "_create_time", "_del_attr", "_dynamic_shape_inputs", "_exist_names",
+    "_exist_objs", "_forward_hook", "_forward_hook_always_called", "_forward_hook_with_kwargs", "_forward_pre_hook",
+    "_forward_pre_hook_with_kwargs", "_get_attr_from_cell", "_get_cell_parallel_mode", "_get_compile_args",
+    "_get_prims_recursively", "_has_config_recompute", "_has_mutable_args_list", "_id", "_in_strategy",
+    "_init_check", "_init_flag", "_is_check_and_refresh", "_is_recursion_hook", "_jit_backward_hook",
+    "_jit_backward_pre_hook", "_jit_config_dict", "_jit_forward_hook", "_jit_forward_pre_hook", "_jit_graph_name",
+    "_lazy_backward_hook", "_lazy_backward_pre_hook", "_lazy_construct_sig", "_lazy_forward_hook",
+    "_lazy_forward_hook_always_called", "_lazy_forward_hook_with_kwargs", "_lazy_forward_pre_hook",
+    "_lazy_forward_pre_hook_with_kwargs", "_lazy_load_state_dict_post_hooks", "_lazy_load_state_dict_pre_hooks",
+    "_lazy_non_persistent_buffers_set", "_lazy_state_dict_hooks", "_lazy_state_dict_pre_hooks",
+    "_lazy_user_parameters", "_mp_comm_recompute", "_no_auto_lazy_inline", "_out_strategy",
+    "_parallel_optimizer_comm_recompute", "_parallel_parameter_merge_net_dict", "_parallel_parameter_name_list",
+    "_param_prefix", "_parameter_layout_dict", "_params", "_params_list", "_phase", "_phase_cache", "_predict",
+    "_primitives", "_recompute", "_recompute_cell", "_recompute_slice_activation", "_run_construct",
+    "_run_forward_hook", "_run_forward_pre_hook", "_run_grad_construct", "_saved_tensors_pack_hook",
+    "_saved_tensors_unpack_hook", "_scope", "_self_check", "_set_attr_for_cell", "_set_attr_for_object",
+    "_set_attr_for_param_or_param_tuple", "_set_attr_for_parameter_in_list_or_tuple", "_set_attr_for_params",
+    "_set_jit_graph_name", "_set_recompute_scope", "_set_scope", "_shard_fn", "_update_local_parameters_name",
+    "_user_parameters",
+})
+
+
 def cell_attribute_name(name: str) -> str:
-    """The name a torch module attribute takes on a MindSpore Cell (``cells`` -> ``cells_``, see CELL_NAMES)."""
-    return f"{name}_" if name in CELL_NAMES else name
+    """The name a torch module attribute takes on a MindSpore Cell (``cells`` -> ``cells_``, ``_params`` ->
+    ``_params_``: see CELL_NAMES and CELL_PRIVATE_NAMES)."""
+    return f"{name}_" if name in CELL_NAMES or name in CELL_PRIVATE_NAMES else name
 
 
 class Scope:

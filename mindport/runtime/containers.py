@@ -40,6 +40,8 @@ class ParameterList(nn.Cell):
         return self
 
     def __getitem__(self, index: int) -> Parameter:
+        if isinstance(index, slice):  # torch's params[1:]: the same Parameters, in order (a list: each keeps its name)
+            return [getattr(self, str(i)) for i in range(self._count)[index]]
         if index < 0:
             index += self._count
         if not 0 <= index < self._count:

@@ -7,7 +7,7 @@ import libcst as cst
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import function_bindings, module_level, own_bindings
-from mindport.names import CELL_NAMES, cell_attribute_name, is_module_base
+from mindport.names import CELL_NAMES, CELL_PRIVATE_NAMES, cell_attribute_name, is_module_base
 from mindport.migrator.walk import find_all, parse_statement, walk
 
 
@@ -232,7 +232,7 @@ class ModuleClassTransform(Rule):
         self._torch_based.append(is_module and any(
             b.keyword is None and is_module_base(self.scope.resolve_torch(b.value)) for b in node.bases))
         if is_module:  # attributes the class sets under a name Cell uses itself (self.cells = ...): renamed
-            self._reserved |= {n for n in _self_assigned(node) if n in CELL_NAMES}
+            self._reserved |= {n for n in _self_assigned(node) if n in CELL_NAMES or n in CELL_PRIVATE_NAMES}
             self._methods |= _own_methods(node) & _TAKEN_METHOD_NAMES
 
     def leave_ClassDef(self, original_node, updated_node):

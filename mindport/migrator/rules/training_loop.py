@@ -75,7 +75,7 @@ from mindport.mappings import bundled_registry
 from mindport.migrator.native_facts import all_nodes
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.training_region import (RANDOM_DRAWS, Plan, Site, Unfit, _discarded_model_call,
-                                                      _is_gradient_api,
+                                                      _attribute_stores_only, _is_gradient_api, _stored_paths,
                                                       reads_before_writes, plan_block,
                                                       reads_writes, split_parallel)
 from mindport.migrator.rules.training_loop_analysis import (
@@ -1042,6 +1042,54 @@ class TrainingLoopRule(Rule):
             """,
             note="A hand edit of a param group's lr writes the group's lr Parameter in place (mindport.runtime.optim.set_group): a MindSpore scheduler keeps assigning that Parameter, so a value stored over it cut every later scheduler.step() off.",
         ),
+        Example(
+            before="""
+                import torch
+
+
+                class Trainer:
+                    def __init__(self, model):
+                        self.model = model
+                        self.optimizer = torch.optim.AdamW(model.parameters(), lr=0.1)
+                        self.loss = None
+
+                    def run(self, batches):
+                        for x, y in batches:
+                            logits, self.loss = self.model(x, y)
+                            self.model.zero_grad(set_to_none=True)
+                            self.loss.backward()
+                            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+                            self.optimizer.step()
+                            print(self.loss.item())
+            """,
+            after="""
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import training as mp_train
+
+
+                class Trainer:
+                    def __init__(self, model):
+                        self.model = model
+                        self.optimizer = ms_optim.AdamW(model.trainable_params(), lr=0.1)
+                        self.loss = None
+
+                    def run(self, batches):
+                        self.model.set_train(True)
+                        for x, y in batches:
+                            mp_train.zero_grad(self.model, set_to_none=True)
+                            def forward_fn():
+                                logits, self.loss = self.model(x, y)
+                                loss_ = self.loss
+                                return loss_
+                            grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(self.model, self.optimizer, self))
+                            loss_, grads = grad_fn()
+                            mp_train.backward(grads)
+                            mp_train.clip_grad_norm_(self.model.trainable_params(), 1.0)
+                            self.optimizer(mp_train.grads_of(self.optimizer))
+                            print(self.loss.item())
+            """,
+            note="A Trainer that keeps its loss on self (minGPT's): the attribute stored in an unpacking is the loss's binding; self is changed, not rebound (forward_fn neither takes nor returns it), and its other attributes stay apart (the zero_grad of self.model between the forward and the backward reads no forward result, so it runs before).",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -1946,7 +1994,15 @@ class TrainingLoopRule(Rule):
                     found.append(name)
                     if isinstance(call.func, cst.Attribute):
                         found.append(dotted_name(call.func.value))
-        return [n for n in dict.fromkeys(found) if n.split(".")[0] not in written | leaves]
+        # an object the forward only stores attributes on (a Trainer's ``self.loss = ...``) is not rebound: the
+        # models and optimizers read through it stay weight sources, all but the attributes stored (before, a
+        # method's ``self.loss = self.criterion(self.model(x), y)`` left value_and_grad no weights: "does not
+        # require grad")
+        mutated = _attribute_stores_only(stmts)
+        stored = _stored_paths(stmts)
+        rebound = written - mutated | leaves
+        return [n for n in dict.fromkeys(found) if n.split(".")[0] not in rebound
+                and not any(n == p or n.startswith(p + ".") for p in stored)]
 
     def _unbound_yet(self, body, index: int) -> frozenset[str]:
         """Names every binding of which in the scope comes after statement ``index`` of ``body``, in ``body`` itself,

@@ -109,11 +109,7 @@ def reads_writes(stmt) -> tuple[set[str], set[str]]:
                 writes.add(receiver)
 
         def visit_AssignTarget(self, node) -> None:
-            target = node.target
-            while isinstance(target, (cst.Subscript, cst.Attribute)):
-                target = target.value
-            if isinstance(target, cst.Name) and target is not node.target:
-                writes.add(target.value)
+            writes.update(_stored_receivers(node.target))
 
         def visit_For(self, node) -> None:
             writes.update(_target_names(node.target))
@@ -124,6 +120,50 @@ def reads_writes(stmt) -> tuple[set[str], set[str]]:
 
     walk(stmt, _Mutations())
     return reads, writes
+
+
+def _leaf_targets(target) -> list:
+    """The single targets of an assignment target, unpackings opened (``logits, self.loss`` -> ``logits``,
+    ``self.loss``)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [leaf for e in target.elements for leaf in _leaf_targets(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _leaf_targets(target.value)
+    return [target]
+
+
+def _stored_paths(stmts) -> set[str]:
+    """The dotted attribute paths the statements assign (``self.loss``, ``model.hidden``), unpackings opened."""
+    from mindport.migrator.scopes import dotted_name
+
+    paths: set[str] = set()
+
+    class _Stores(cst.CSTVisitor):
+        def visit_AssignTarget(self, node) -> None:
+            for leaf in _leaf_targets(node.target):
+                if isinstance(leaf, cst.Attribute):
+                    name = dotted_name(leaf)
+                    if name:
+                        paths.add(name)
+
+    for stmt in stmts:
+        walk(stmt, _Stores())
+    return paths
+
+
+def _stored_receivers(target) -> set[str]:
+    """The names an assignment target stores into without rebinding them: the root of an item or attribute target
+    (``x[i] = v``, ``model.hidden = h``), also as an element of an unpacking (``logits, self.loss = model(x, y)``,
+    minGPT's Trainer: read as writing only ``logits``, nothing before ``self.loss.backward()`` computed the loss,
+    MP105, and the port crashed on ``Tensor.backward``)."""
+    out: set[str] = set()
+    for leaf in _leaf_targets(target):
+        root = leaf
+        while isinstance(root, (cst.Subscript, cst.Attribute)):
+            root = root.value
+        if isinstance(root, cst.Name) and root is not leaf:
+            out.add(root.value)
+    return out
 
 
 def _mutated_receiver(call: cst.Call) -> str | None:
@@ -398,7 +438,7 @@ def plan_block(stmts: list, sites: list[Site], forward_names: set[str], leaves: 
         at = fresh[-1]
         while True:
             plan = Plan(site, forward, at)
-            rebinding = _between(plan, stmts, rw, ran_at)
+            rebinding = _between(plan, stmts, _by_attribute(rw, attrs), ran_at)
             if rebinding is None:
                 break
             # a statement between the forward statements that rebinds a name an earlier one read (the seq2seq
@@ -499,6 +539,35 @@ def _touches_grads(stmt) -> bool:
     return bool(found)
 
 
+def _by_attribute(rw: list, attrs: list) -> list:
+    """In a method, the reads and writes of each statement with ``self`` told apart by attribute (``self.loss``,
+    ``self.model``) where the statement names only attributes of it; ``self`` whole where it reads or changes the object
+    as a whole (``f(self)``, ``self._helper()``). A Trainer's ``self.loss = self.criterion(self.model(x), y)``, then
+    ``self.optimizer.zero_grad()``, then ``self.loss.backward()``: read as one name ``self``, the zero_grad between
+    read the forward's result and could not move (MP105); it reads ``self.optimizer``, which the forward leaves
+    alone."""
+    out = []
+    for (reads, writes), known in zip(rw, attrs):
+        if known is not None:
+            read_attrs, stores = known
+            if "self" in reads and read_attrs is not None:
+                reads = reads - {"self"} | {f"self.{a}" for a in read_attrs}
+            if "self" in writes and stores is not None:
+                writes = writes - {"self"} | {f"self.{a}" for a in stores}
+        out.append((reads, writes))
+    return out
+
+
+def _meet(a: set[str], b: set[str]) -> set[str]:
+    """The names two sets share, ``self`` whole meeting every ``self.<attr>``."""
+    common = a & b
+    if "self" in a:
+        common |= {n for n in b if n.startswith("self.")}
+    if "self" in b:
+        common |= {n for n in a if n.startswith("self.")}
+    return common
+
+
 def _between(plan: Plan, stmts: list, rw: list, ran_at: dict[int, int]) -> int | None:
     """Sort the statements between the plan's first fresh forward statement and its call: those reading a forward
     result move after the call (``plan.moved``); the others stay before it. Returns the index of a statement that
@@ -514,9 +583,9 @@ def _between(plan: Plan, stmts: list, rw: list, ran_at: dict[int, int]) -> int |
             if i not in ran_at:
                 pending |= writes
             continue
-        if reads & (pending | moved_writes):
+        if _meet(reads, pending | moved_writes):
             later_reads = set().union(*(rw[j][0] for j in forward if j > i))
-            if writes & later_reads and i not in ran_at and not _is_gradient_api(stmts[i]) \
+            if _meet(writes, later_reads) and i not in ran_at and not _is_gradient_api(stmts[i]) \
                     and _runs_inside(stmts[i]):
                 # it reads a forward result and a later forward statement reads what it computes: it runs inside
                 # forward_fn, in its place (TD3's ``with torch.no_grad(): a_ = actor_target(s_) ...; td_target =
@@ -530,11 +599,11 @@ def _between(plan: Plan, stmts: list, rw: list, ran_at: dict[int, int]) -> int |
             moved_writes |= writes
             continue
         earlier_forward_reads = set().union(*(rw[j][0] for j in forward if j < i and j not in ran_at))
-        if writes & earlier_forward_reads - set().union(*(rw[j][1] for j in forward if j < i)):
+        if _meet(writes, earlier_forward_reads) - set().union(*(rw[j][1] for j in forward if j < i)):
             if i in ran_at or not _runs_inside(stmts[i]):
                 raise Unfit(f"line {code_of(stmts[i]).strip()!r} changes what an earlier forward statement read")
             return i
-        if writes & moved_writes or (writes & set().union(*(rw[m][0] for m in plan.moved))):
+        if _meet(writes, moved_writes) or _meet(writes, set().union(*(rw[m][0] for m in plan.moved))):
             raise Unfit(f"line {code_of(stmts[i]).strip()!r} is tied to a statement that must move")
         if _is_step_call(stmts[i]):
             raise Unfit("an optimizer steps between the forward statements")
@@ -691,12 +760,12 @@ def _attribute_stores_only(stmts) -> set[str]:
 
     class _Stores(cst.CSTVisitor):
         def visit_AssignTarget(self, node) -> None:
-            target = node.target
-            if isinstance(target, cst.Attribute):
-                while isinstance(target, (cst.Subscript, cst.Attribute)):
-                    target = target.value
-                if isinstance(target, cst.Name):
-                    attributes.add(target.value)
+            for target in _leaf_targets(node.target):
+                if isinstance(target, cst.Attribute):
+                    while isinstance(target, (cst.Subscript, cst.Attribute)):
+                        target = target.value
+                    if isinstance(target, cst.Name):
+                        attributes.add(target.value)
 
     for stmt in stmts:
         walk(stmt, _Stores())
@@ -711,12 +780,12 @@ def _attribute_stores_only(stmts) -> set[str]:
 
         class _Other(cst.CSTVisitor):
             def visit_AssignTarget(self, node) -> None:
-                target = node.target
-                if isinstance(target, cst.Subscript):
-                    while isinstance(target, (cst.Subscript, cst.Attribute)):
-                        target = target.value
-                    if isinstance(target, cst.Name):
-                        other.add(target.value)
+                for target in _leaf_targets(node.target):
+                    if isinstance(target, cst.Subscript):
+                        while isinstance(target, (cst.Subscript, cst.Attribute)):
+                            target = target.value
+                        if isinstance(target, cst.Name):
+                            other.add(target.value)
 
             def visit_Call(self, node) -> None:
                 receiver = _mutated_receiver(node)
