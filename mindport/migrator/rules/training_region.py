@@ -752,6 +752,13 @@ def _assigned(stmts) -> list[str]:
     return out
 
 
+def _root_name(target) -> str | None:
+    """The name an attribute or item chain starts from (``model.h``, ``self.buf[i]``), None for another root."""
+    while isinstance(target, (cst.Subscript, cst.Attribute)):
+        target = target.value
+    return target.value if isinstance(target, cst.Name) else None
+
+
 def _attribute_stores_only(stmts) -> set[str]:
     """Names the statements write only by setting an attribute on them (``model.hidden = model.init_hidden()``,
     ``self.h = h``): the object is mutated, not rebound, so ``forward_fn`` neither takes it as carried state nor hands
@@ -761,11 +768,8 @@ def _attribute_stores_only(stmts) -> set[str]:
     class _Stores(cst.CSTVisitor):
         def visit_AssignTarget(self, node) -> None:
             for target in _leaf_targets(node.target):
-                if isinstance(target, cst.Attribute):
-                    while isinstance(target, (cst.Subscript, cst.Attribute)):
-                        target = target.value
-                    if isinstance(target, cst.Name):
-                        attributes.add(target.value)
+                if isinstance(target, cst.Attribute) and (root := _root_name(target)) is not None:
+                    attributes.add(root)
 
     for stmt in stmts:
         walk(stmt, _Stores())
@@ -781,11 +785,8 @@ def _attribute_stores_only(stmts) -> set[str]:
         class _Other(cst.CSTVisitor):
             def visit_AssignTarget(self, node) -> None:
                 for target in _leaf_targets(node.target):
-                    if isinstance(target, cst.Subscript):
-                        while isinstance(target, (cst.Subscript, cst.Attribute)):
-                            target = target.value
-                        if isinstance(target, cst.Name):
-                            other.add(target.value)
+                    if isinstance(target, cst.Subscript) and (root := _root_name(target)) is not None:
+                        other.add(root)
 
             def visit_Call(self, node) -> None:
                 receiver = _mutated_receiver(node)
