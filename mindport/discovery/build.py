@@ -1233,7 +1233,7 @@ def _handed_layer(model, param: dict):
 
     known = tuple(getattr(nn, n, None) or getattr(nn.modules.batchnorm, n) for n in _KNOWN_LAYERS)
     sub, position = (getattr(model, param["layer"], None), 0) if param.get("layer") else \
-        _own_block_call(model, param.get("name") or "")
+        _handed_through(model, param.get("name") or "")
     for _ in range(6):  # through the project's own blocks: a U-Net stage's ``self.resnet_block1(x, time_emb)``
         # whose ``forward(x, time_emb)`` hands ``x`` to ``self.normalize_1`` (GroupNorm(32, C)) and ``time_emb`` to
         # its time projection: an image of C channels, not the width of the Linear the stage registers first
@@ -1246,49 +1246,39 @@ def _handed_layer(model, param: dict):
         if sub is None or isinstance(sub, known) or not isinstance(sub, nn.Module) \
                 or type(sub).__module__.split(".")[0] in ("torch", "einops"):
             break
-        name = _forward_parameter(sub, position)
-        sub, position = _own_block_call(sub, name) if name else (None, 0)
+        sub, position = _handed_through(sub, position)
     return sub if isinstance(sub, known) and position == 0 else None
 
 
-def _forward_source(block):
-    """The ``forward`` of ``block``'s class as an ast function, None when its source cannot be read."""
+def _handed_through(block, argument: int | str):
+    """(sub-module, position): where a block of the project's own hands a forward argument (its name, or its position
+    after self): the first call ``self.X(..., arg, ...)`` (scan's ``self_calls``) taking that argument itself
+    positionally, and the position it takes there; (None, 0) when its source cannot be read or no call takes it."""
     import ast
     import inspect
     import textwrap
 
+    import torch.nn as nn
+
+    from mindport.discovery.scan import self_calls
+
     try:
         func = ast.parse(textwrap.dedent(inspect.getsource(type(block).forward))).body[0]
     except (OSError, TypeError, SyntaxError, IndexError):
-        return None
-    return func if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-
-
-def _forward_parameter(block, position: int) -> str | None:
-    """The name of the ``position``-th positional parameter of ``block``'s forward (after self)."""
-    func = _forward_source(block)
-    args = func.args.args[1:] if func is not None else []
-    return args[position].arg if position < len(args) else None
-
-
-def _own_block_call(block, name: str):
-    """(sub-module, position): the first call ``self.X(..., name, ...)`` (or ``self.X.forward(...)``) in
-    ``block``'s forward, in source order, taking the argument ``name`` itself positionally; (None, 0) when none."""
-    import ast
-
-    func = _forward_source(block)
-    if func is None or not name:
         return None, 0
-    for node in sorted((n for n in ast.walk(func) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset)):
-        target = node.func.value if isinstance(node.func, ast.Attribute) and node.func.attr == "forward" else node.func
-        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
-            continue
-        for k, a in enumerate(node.args):
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None, 0
+    if isinstance(argument, int):
+        if argument + 1 >= len(func.args.args):
+            return None, 0
+        argument = func.args.args[argument + 1].arg
+    for attr, args in self_calls(func):
+        for k, a in enumerate(args):
             if isinstance(a, ast.Starred):
                 break
-            if isinstance(a, ast.Name) and a.id == name:
-                sub = getattr(block, target.attr, None)
-                return (sub, k) if isinstance(sub, __import__("torch").nn.Module) else (None, 0)
+            if isinstance(a, ast.Name) and a.id == argument:
+                sub = getattr(block, attr, None)
+                return (sub, k) if isinstance(sub, nn.Module) else (None, 0)
     return None, 0
 
 

@@ -1086,31 +1086,30 @@ def _first_number(func, params: list[Param]) -> None:
                     return
 
 
-def _handed_layers(func, params: list[Param]) -> None:
-    """The layer each forward argument is first handed to (``Param.layer``): the attribute of the first call
-    ``self.X(arg, ...)`` (or ``self.X.forward(arg, ...)``) in source order that takes the argument itself as its first positional argument. The builder
-    forms the argument for that layer when the model has it, not for the layer registered first (pytorch-vqvae's
-    ``GatedMaskedConv2d.forward(x_v, x_h, h)`` registers the class embedding that takes ``h`` before the
-    convolutions that take ``x_v`` and ``x_h``)."""
-    names = {p.name: p for p in params if p.kind in ("positional", "keyword")}
-
-    def layer(call: ast.Call) -> str | None:
-        """X of ``self.X(arg)``, or of ``self.X.forward(arg)`` (prlz77/ResNeXt.pytorch calls its layers' forward by
-        name: ``x = self.conv_1_3x3.forward(x)``, and its 3-channel input was never formed)."""
-        if not (isinstance(call.func, ast.Attribute) and call.args and isinstance(call.args[0], ast.Name)
-                and call.args[0].id in names):
-            return None
+def self_calls(func) -> list[tuple[str, list]]:
+    """(X, the call's positional arguments) of each call ``self.X(...)``, or ``self.X.forward(...)`` (prlz77/
+    ResNeXt.pytorch calls its layers' forward by name: ``x = self.conv_1_3x3.forward(x)``), in ``func``, in source
+    order."""
+    out = []
+    for call in sorted((n for n in ast.walk(func) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset)):
+        if not isinstance(call.func, ast.Attribute):
+            continue
         target = call.func.value if call.func.attr == "forward" else call.func
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-            return target.attr
-        return None
+            out.append((target.attr, call.args))
+    return out
 
-    calls = sorted((n for n in ast.walk(func) if isinstance(n, ast.Call) and layer(n)),
-                   key=lambda n: (n.lineno, n.col_offset))
-    for call in calls:
-        p = names[call.args[0].id]
-        if not p.layer:
-            p.layer = layer(call)
+
+def _handed_layers(func, params: list[Param]) -> None:
+    """The layer each forward argument is first handed to (``Param.layer``): the attribute of the first call
+    ``self.X(arg, ...)`` (or ``self.X.forward(arg, ...)``: ``self_calls``) in source order that takes the argument
+    itself as its first positional argument. The builder forms the argument for that layer when the model has it, not
+    for the layer registered first (pytorch-vqvae's ``GatedMaskedConv2d.forward(x_v, x_h, h)`` registers the class
+    embedding that takes ``h`` before the convolutions that take ``x_v`` and ``x_h``)."""
+    names = {p.name: p for p in params if p.kind in ("positional", "keyword")}
+    for attr, args in self_calls(func):
+        if args and isinstance(args[0], ast.Name) and args[0].id in names and not names[args[0].id].layer:
+            names[args[0].id].layer = attr
 
 
 _SEQUENCE_ANNOTATION = r"(typing\.)?(List|list|Tuple|tuple|Sequence|Iterable)\b"

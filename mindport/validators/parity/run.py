@@ -82,11 +82,14 @@ def _run(report: ParityReport, ref, ms, inputs: list, s: Settings, plan, batches
     report.timings["compare"] = round(time.perf_counter() - t0, 4)
 
 
+def _torch_reference(ref) -> bool:
+    """Whether the reference side is a torch model (an ONNX reference keeps no state and draws nothing)."""
+    return getattr(ref, "kind", None) == "torch" or type(getattr(ref, "impl", None)).__name__ == "TorchSide"
+
+
 def _digest(ref) -> str | None:
     """The torch side's state digest (None for another reference: an ONNX model keeps no state)."""
-    if not (getattr(ref, "kind", None) == "torch" or type(getattr(ref, "impl", None)).__name__ == "TorchSide"):
-        return None
-    return ref.call("digest")
+    return ref.call("digest") if _torch_reference(ref) else None
 
 
 def share_draws(ref, ms, inputs) -> int:
@@ -94,7 +97,7 @@ def share_draws(ref, ms, inputs) -> int:
     side draws from a fixed stream and records, one forward here gives the tape, and every later MindSpore model call
     replays it (a port that draws otherwise fails: "the draw sequence diverged at draw k"). The number of draws (0:
     a forward that draws nothing, the MindSpore side then draws as it does). An ONNX reference draws nothing."""
-    if not (getattr(ref, "kind", None) == "torch" or type(getattr(ref, "impl", None)).__name__ == "TorchSide"):
+    if not _torch_reference(ref):
         return 0
     ref.call("replay_draws", True)
     if _checked(ref.call, "forward", inputs, False).get("error"):
