@@ -156,14 +156,8 @@ def _stored_receivers(target) -> set[str]:
     (``x[i] = v``, ``model.hidden = h``), also as an element of an unpacking (``logits, self.loss = model(x, y)``,
     minGPT's Trainer: read as writing only ``logits``, nothing before ``self.loss.backward()`` computed the loss,
     MP105, and the port crashed on ``Tensor.backward``)."""
-    out: set[str] = set()
-    for leaf in _leaf_targets(target):
-        root = leaf
-        while isinstance(root, (cst.Subscript, cst.Attribute)):
-            root = root.value
-        if isinstance(root, cst.Name) and root is not leaf:
-            out.add(root.value)
-    return out
+    return {root for leaf in _leaf_targets(target)
+            if isinstance(leaf, (cst.Subscript, cst.Attribute)) and (root := _root_name(leaf)) is not None}
 
 
 def _mutated_receiver(call: cst.Call) -> str | None:
