@@ -88,7 +88,9 @@ def model_calls(source: str) -> list[ast.Call]:
 @pytest.mark.parametrize("optimizer", ["adamw", "adam", "sgd"])
 def test_one_mixed_precision_mechanism_per_training_path(tmp_path, optimizer):
     train = render(tmp_path, optimizer=optimizer)["train.py"]
-    auto_users = functions_calling(train, "amp.auto_mixed_precision(")
+    # amp.auto_mixed_precision is called in one wrapper (which says MindSpore's O1 rewrite failure plainly)
+    assert functions_calling(train, "amp.auto_mixed_precision(") == {"mixed_precision"}
+    auto_users = functions_calling(train, "mixed_precision(") - {"mixed_precision"}
     (model_call,) = model_calls(train)
     model_kwargs = {kw.arg for kw in model_call.keywords}
     assert "train_functional" in auto_users

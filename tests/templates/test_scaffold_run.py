@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -123,3 +124,30 @@ def test_two_inputs_model_api_with_adamw_train_step(tmp_path):
     losses = LOSS_MODEL.findall(proc.stdout)
     assert len(losses) == 2 and all(math.isfinite(float(v)) for _, _, v in losses)
     assert [p.name for p in (out / "checkpoints").glob("*.ckpt")] == ["twoinputnet-1_2.ckpt"]
+
+
+def test_amp_o1_rewrite_failure_is_said_plainly_and_the_real_path_trains(tmp_path):
+    # MindSpore 2.10's O1 rewrite copies ops.concat's implementation into rewritten_network/ and imports it back;
+    # through a symlinked path to the environment it writes a relative import there that cannot load.
+    out = project(tmp_path, "concatnet.py")
+    render_scripts(out, "models/concatnet.py", "ConcatNet", ctor="num_classes=3", input_spec="4x6:float32")
+    real_env = Path(os.path.realpath(sys.prefix))
+    linked_env = tmp_path / "linked-env"
+    linked_env.symlink_to(real_env, target_is_directory=True)
+
+    trained = subprocess.run(
+        [str(real_env / "bin" / "python"), "train.py", "--steps", "2", "--amp", "O1"],
+        cwd=out, capture_output=True, text=True, timeout=300,
+    )
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    losses = LOSS_FUNCTIONAL.findall(trained.stdout)
+    assert len(losses) == 2 and all(math.isfinite(float(v)) for _, _, v in losses)
+
+    shutil.rmtree(out / "rewritten_network", ignore_errors=True)
+    linked = subprocess.run(
+        [str(linked_env / "bin" / "python"), "train.py", "--steps", "2", "--amp", "O1"],
+        cwd=out, capture_output=True, text=True, timeout=300,
+    )
+    assert linked.returncode == 1
+    assert "--amp O1: MindSpore's mixed-precision rewrite could not import" in linked.stderr
+    assert "Traceback" not in linked.stderr
