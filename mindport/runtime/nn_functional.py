@@ -945,12 +945,18 @@ def _conv(op, input, weight, bias, stride, pad_mode, padding, dilation, groups):
     """torch convolves integer tensors on the CPU (the result in the input's dtype: a board game's win check by a
     convolution of int8 boards with an int8 kernel); MindSpore 2.10's CPU Conv kernels take float32 only. Integer
     inputs are convolved in float32 and cast back: exact while every sum stays within 2**24 (float64 inputs, which
-    the CPU kernels lack too, are left to raise: float32 would not give torch's float64 values)."""
-    if input.dtype in _CONV_INTS:
-        out = op(input.astype(ms.float32), weight.astype(ms.float32),
+    the CPU kernels lack too, are left to raise: float32 would not give torch's float64 values). An unbatched input
+    (one axis fewer than the weight: torch's (C, *spatial)) gets its batch axis for MindSpore's kernel, which takes
+    only a batch, and loses it again."""
+    unbatched = input.ndim == weight.ndim - 1  # (not by calling itself: a graph refuses a recursive function)
+    x = input.expand_dims(0) if unbatched else input
+    if x.dtype in _CONV_INTS:
+        out = op(x.astype(ms.float32), weight.astype(ms.float32),
                  None if bias is None else bias.astype(ms.float32), stride, pad_mode, padding, dilation, groups)
-        return out.astype(input.dtype)
-    return op(input, weight, bias, stride, pad_mode, padding, dilation, groups)
+        out = out.astype(x.dtype)
+    else:
+        out = op(x, weight, bias, stride, pad_mode, padding, dilation, groups)
+    return out[0] if unbatched else out
 
 
 def conv1d(input, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
