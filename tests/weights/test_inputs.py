@@ -188,3 +188,54 @@ def test_emitted_map_is_json_and_reusable(tmp_path, pair):
     again = WeightMap.from_json(data)
     assert [i.name for i in again.items] == [i.name for i in plan.items]
     assert data["map"]["features.1.weight"] == "features.1.gamma"
+
+
+def test_a_model_whose_own_child_is_named_module(tmp_path):
+    """deepspeech's ``SequenceWise(module)`` holds its layer as ``self.module``: every key starts with ``module.``
+    and is no DataParallel's. The prefix comes off only when every key has it, and goes back on when the model's own
+    names start with it (the MindSpore side: ``module.anchor`` was left unfilled). A ``module`` child beside others
+    keeps its keys; a DataParallel checkpoint still loads into the bare model."""
+    import mindspore as ms
+    from mindspore import nn as msnn
+
+    from mindport.migrator.weights.loading import for_model
+
+    class SequenceWise(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.module = torch.nn.Linear(3, 4)
+
+        def forward(self, x):
+            return self.module(x.view(-1, 3)).view(x.shape[0], x.shape[1], -1)
+
+    class MsSequenceWise(msnn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.module = msnn.Dense(3, 4)
+
+        def construct(self, x):
+            return self.module(x.view(-1, 3)).view(x.shape[0], x.shape[1], -1)
+
+    torch.manual_seed(0)
+    t_model = SequenceWise()
+    path = tmp_path / "seqwise.pt"
+    torch.save(t_model.state_dict(), path)
+    cell = MsSequenceWise()
+    report = transfer_weights(path, cell)
+    assert report.ok, report.errors
+    assert not any("prefixes" in d.message for d in report.notices)
+    x = np.random.default_rng(0).standard_normal((2, 5, 3)).astype(np.float32)
+    np.testing.assert_allclose(cell(ms.Tensor(x)).asnumpy(), t_model(torch.tensor(x)).detach().numpy(), rtol=1e-6)
+
+    # the torch side of a parity run loads the same file into the torch model
+    assert sorted(for_model(load_state_dict(path), t_model.state_dict().keys())) == ["module.bias", "module.weight"]
+
+    # a DataParallel checkpoint of it: 'module.module.*', one wrapper prefix off
+    wrapped = tmp_path / "wrapped.pt"
+    torch.save(torch.nn.DataParallel(t_model).state_dict(), wrapped)
+    assert sorted(load_state_dict(wrapped)) == ["module.bias", "module.weight"]
+    assert transfer_weights(wrapped, MsSequenceWise()).ok
+
+    # a child named module beside others: nothing stripped
+    mixed = {"module.weight": np.ones((2, 2), np.float32), "head.weight": np.ones((2, 2), np.float32)}
+    assert sorted(load_state_dict(mixed)) == ["head.weight", "module.weight"]

@@ -23,10 +23,32 @@ class StateDict(dict):
 
     mapped: bool = False
     source: str = "<memory>"
+    stripped: str = ""  # the wrapper prefix taken off every key ("module.", "_orig_mod.", or both in order)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.notices: list[Diagnostic] = []
+
+    def with_prefix_back(self) -> StateDict:
+        """The keys as the checkpoint wrote them: the model's own top-level attribute was named ``module`` (a
+        deepspeech ``SequenceWise(module)``), not a DataParallel wrapper."""
+        state = StateDict((self.stripped + key, value) for key, value in self.items())
+        state.mapped, state.source, state.notices = self.mapped, self.source, [
+            n for n in self.notices if "prefixes from" not in n.message]
+        return state
+
+
+def for_model(state: StateDict, names) -> StateDict:
+    """``state`` for a model whose own parameter names are ``names``: the wrapper prefix put back when more keys then
+    start with one of the model's top-level children (its own child is named ``module``: deepspeech's
+    ``SequenceWise(module)``, every key starting with ``module.`` was no DataParallel's; a DataParallel checkpoint of
+    that model, ``module.module.*``, keeps one prefix off), else ``state`` itself."""
+    if not state.stripped:
+        return state
+    tops = {name.split(".", 1)[0] for name in names}
+    back = state.with_prefix_back()
+    fits = lambda keys: sum(key.split(".", 1)[0] in tops for key in keys)  # noqa: E731
+    return back if fits(back) > fits(state) else state
 
 
 def load_state_dict(source) -> StateDict:
@@ -106,14 +128,20 @@ def _normalise(obj, where: str, mapped: bool) -> StateDict:
     state.mapped, state.source = mapped, where
     if trail:
         state.notices.append(Diagnostic("MP303", f"unwrapped {'/'.join(trail)} from the checkpoint", where, severity="info"))
+    # a wrapper (DataParallel, DistributedDataParallel, torch.compile) prefixes every key: a prefix some keys lack is
+    # the model's own attribute (a child named ``module`` beside others), kept; plan_transfer puts one back when the
+    # MindSpore model's own names start with it
+    for prefix in _STRIPPED_PREFIXES:
+        keys = [k for k in obj if isinstance(k, str)]
+        if keys and all(k.startswith(state.stripped + prefix) for k in keys):
+            state.stripped += prefix
     stripped = 0
     for key, value in obj.items():
         if not isinstance(key, str):
             raise InputError(f"{where}: state_dict key {key!r} is not a string")
-        for prefix in _STRIPPED_PREFIXES:
-            if key.startswith(prefix):
-                key = key[len(prefix):]
-                stripped += 1
+        if state.stripped:
+            key = key[len(state.stripped):]
+            stripped += 1
         array = _as_numpy(value)
         if array is None:
             state.notices.append(Diagnostic("MP303", f"{key}: a {type(value).__name__}, not a tensor; skipped", where,

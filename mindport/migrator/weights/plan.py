@@ -10,7 +10,7 @@ import numpy as np
 
 from mindport.errors import Diagnostic, MigrationError
 from mindport.mappings import load_registry
-from mindport.migrator.weights.loading import _bfloat16, _np_dtype, load_state_dict
+from mindport.migrator.weights.loading import _bfloat16, _np_dtype, for_model, load_state_dict
 from mindport.migrator.weights.report import MapItem, TransferReport, WeightMap
 from mindport.names import cell_attribute_name
 
@@ -166,7 +166,7 @@ def _weight_norm_groups(state) -> dict[str, tuple[str, str]]:
 
 def plan_transfer(state, cell, name_map: dict[str, str] | None = None) -> tuple[WeightMap, TransferReport]:
     """Map every torch key to a MindSpore parameter of ``cell``; nothing is read beyond shapes and dtypes."""
-    state = load_state_dict(state)
+    state = for_model(load_state_dict(state), (name for name, _ in cell.parameters_and_names()))
     target = _Target(cell)
     report = TransferReport(diagnostics=list(state.notices))
     plan = WeightMap()

@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from mindport.errors import MigrationError
-from mindport.migrator.weights.loading import _release, load_state_dict
+from mindport.migrator.weights.loading import _release, for_model, load_state_dict
 from mindport.migrator.weights.plan import _cell_paths, _gather, plan_transfer
 from mindport.migrator.weights.report import TransferReport
 
@@ -22,7 +22,7 @@ def transfer_weights(state_dict_or_path, cell, *, strict: bool = True, name_map:
     """
     import mindspore as ms
 
-    state = load_state_dict(state_dict_or_path)
+    state = for_model(load_state_dict(state_dict_or_path), (name for name, _ in cell.parameters_and_names()))
     _materialize_lazy_layers(state, cell)
     plan, report = plan_transfer(state, cell, name_map)
     if report.unexpected and _create_lazy_buffers(state, cell, report.unexpected):

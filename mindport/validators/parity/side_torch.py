@@ -153,9 +153,9 @@ class TorchSide:
     def load_checkpoint(self, path: str) -> None:
         import torch
 
-        from mindport.migrator.weights import load_state_dict
+        from mindport.migrator.weights.loading import for_model, load_state_dict
 
-        state = load_state_dict(path)
+        state = for_model(load_state_dict(path), self.model.state_dict().keys())
         try:
             self.model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in state.items()}, strict=True)
         except RuntimeError as exc:
