@@ -1466,19 +1466,61 @@ def _handed_forward_use(model, fwd_params: list[dict]) -> list[dict]:
     out = []
     for p in fwd_params:
         q = dict(p)
-        sub = getattr(model, p.get("layer") or "", None) if p.get("layer") else None
-        if p["default"] is None and p["kind"] == "positional" and not p.get("use") \
-                and isinstance(sub, torch.nn.Module) and type(sub).__module__.split(".")[0] not in ("torch", "einops"):
-            try:
-                func = ast.parse(textwrap.dedent(inspect.getsource(type(sub).forward))).body[0]
-                params = scan._params(func.args, True)
-                scan._sequence_usage(func, params)
-            except Exception:  # noqa: BLE001 - no source (a C extension, a lambda): as it was
-                params = []
-            if params and params[0].use == "sequence" and params[0].length >= 2:
-                q.update(use="sequence", length=params[0].length, nested=params[0].nested)
+        if p["default"] is None and p["kind"] == "positional" and not p.get("use") and p.get("layer"):
+            for func in _handed_functions(model, p["layer"]):
+                try:
+                    params = scan._params(func.args, True)
+                    scan._mapping_usage(func, params)
+                    scan._sequence_usage(func, params)
+                except Exception:  # noqa: BLE001 - an unreadable signature: as it was
+                    continue
+                if params and params[0].use == "mapping":
+                    # read by key in the block it is handed to (nnue-trainer's input planes read
+                    # ``data["board_input"]`` for the model's ``self.input_plane(data)``)
+                    q.update(use="mapping", attrs=params[0].attrs)
+                    break
+                if params and params[0].use == "sequence" and params[0].length >= 2:
+                    q.update(use="sequence", length=params[0].length, nested=params[0].nested)
+                    break
         out.append(q)
     return out
+
+
+def _handed_functions(model, attr: str, hops: int = 3):
+    """The functions (parsed) an argument handed to ``self.<attr>(arg, ...)`` reaches as their first argument: a
+    block of the project's own (its forward), or a method of the model (``self.get_feature_sum(data)``), followed to
+    the block or method it hands its own first argument to first, ``hops`` deep."""
+    import ast
+    import inspect
+    import textwrap
+
+    import torch
+
+    from mindport.discovery.scan import self_calls
+
+    owner = model
+    for _ in range(hops):
+        sub = getattr(owner, attr, None)
+        if isinstance(sub, torch.nn.Module):
+            if type(sub).__module__.split(".")[0] in ("torch", "einops"):
+                return
+            owner, code = sub, type(sub).forward
+        elif inspect.ismethod(sub) and isinstance(sub.__self__, torch.nn.Module):
+            code = sub.__func__
+        else:
+            return
+        try:
+            func = ast.parse(textwrap.dedent(inspect.getsource(code))).body[0]
+        except (OSError, TypeError, SyntaxError, IndexError):
+            return
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(func.args.args) < 2:
+            return
+        yield func
+        first = func.args.args[1].arg
+        attr = next((a for a, args in self_calls(func) if args and isinstance(args[0], ast.Name)
+                     and args[0].id == first), None)
+        if attr is None:
+            return
 
 
 def _unpacked_forms(dims: list[str], rest: str, length: int, nested: list | None = None) -> list[list[str]]:
@@ -1856,6 +1898,41 @@ _RANK_HINTS = [  # an error that names the number of dimensions the input should
     # x.permute(0, 2, 3, 1) of an input of another rank: "input.dim() = 2 is not equal to len(dims) = 4"
     (r"input\.dim\(\) = \d+ is not equal to len\(dims\) = (\d)", 0),
 ]
+
+
+def _mapping_retries(problem: str, spec: str) -> list[str]:
+    """A dict input spec (``{a: 2x16:float32, b: 2x16:float32}``, mapping_inputs' form) again with its lead key (the
+    first holding a tensor) in the rank or size the forward's error names (``_rank_hint``, ``_size_hint``): first
+    with the keys that had the lead's form as one value per sample (``B``), then keeping theirs. [] for nested
+    values or when the error names neither."""
+    body = spec[1:-1]
+    if not spec.endswith("}") or "{" in body or "[" in body:
+        return []
+    items = [part.partition(": ") for part in body.split(", ")]
+    if any(not sep for _, sep, _ in items):
+        return []
+    form = {k: v for k, _, v in items}
+    lead = next((k for k, v in form.items() if re.fullmatch(r"\d+(x\d+)*:\w+.*", v)), None)
+    if lead is None:
+        return []
+    value = form[lead]
+    missing = re.search(r"KeyError: '([\w.\-]+)'", problem)
+    if missing is not None and missing.group(1) not in form:
+        # a key the forward (or a block it hands the dict to) reads that the scan did not see: it, first, in the
+        # lead's form
+        return ["{" + ", ".join(f"{k}: {v}" for k, v in {missing.group(1): value, **form}.items()) + "}"]
+    dims = value.split(":")[0].split("x")
+    rank = _rank_hint(problem, len(dims))
+    news = _to_rank(value, rank, None) if rank is not None and rank != len(dims) else _size_hint(problem, value)
+    out = []
+    for new in news[:2]:
+        alike = {k: (new if k == lead else f"{dims[0]}:float32" if v == value else v) for k, v in form.items()}
+        kept = {k: (new if k == lead else v) for k, v in form.items()}
+        for variant in (alike, kept):
+            text = "{" + ", ".join(f"{k}: {v}" for k, v in variant.items()) + "}"
+            if text not in out and text != spec:
+                out.append(text)
+    return out
 
 
 def _rank_hint(problem: str, given: int | None = None) -> int | None:
@@ -2656,6 +2733,15 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                     retry = [first, *specs[1:]]
                     if retry not in tries:
                         tries.insert(tries.index(specs) + 1, retry)
+            if problem is not None and specs and specs[0].startswith("{") and hinted < 4:
+                # a dict input: the rank or size the error names, for its lead key (and a value per sample for the
+                # keys that had its form), next (nnue-trainer's ``data["board_input"]``, B x 2 x H x W, beside
+                # ``data["stm_input"]``, one per sample)
+                for retry in _mapping_retries(problem, specs[0]):
+                    retry = [retry, *specs[1:]]
+                    if retry not in tries and hinted < 4:
+                        tries.insert(tries.index(specs) + 1, retry)
+                        hinted += 1
             if firsts:  # the error names the rank (or the size) the model wanted: the same input in that form
                 for first in firsts:
                     # the inputs of the first one's form with it, then the first alone: two inputs guessed alike

@@ -1,0 +1,95 @@
+"""First contact 39 (issue 29): model classes of repositories no corpus of ours named, each a class of cause met
+there, written as fixtures of our own. Every test failed on an export of e37bc081 (last session's end)."""
+from __future__ import annotations
+
+from tests.discovery._prove import prove_files
+
+# A dict input read by key in the block it is handed to (nnue-trainer's input planes: ``self.input_plane(data)``
+# reading ``data["board_input"]``), through a method of the model (``self.get_feature_sum(data)``), at a key the scan
+# cannot read (``batch[self.scale_key]``: learned from the KeyError), and in a rank the block unpacks
+# (``b, c, h, w = board.shape``) with a value per sample beside it.
+BOARDS = """
+import torch
+import torch.nn as nn
+
+
+class Reader(nn.Module):
+    def __init__(self, scale_key):
+        super().__init__()
+        self.scale_key = scale_key
+
+    def forward(self, batch):
+        x = batch["tokens"]
+        return x * torch.sigmoid(batch[self.scale_key])
+
+
+class Tagger(nn.Module):
+    def __init__(self, dim=8):
+        super().__init__()
+        self.reader = Reader("weight")
+        self.proj = nn.Linear(dim, 4)
+
+    def encode(self, batch):
+        return self.reader(batch)
+
+    def forward(self, batch):
+        return self.proj(self.encode(batch))
+
+
+class Planes(nn.Module):
+    def forward(self, data):
+        board = data["board"].float()
+        side = data["side"]
+        b, c, h, w = board.shape
+        return board * side.reshape(b, 1, 1, 1)
+
+
+class BoardValue(nn.Module):
+    def __init__(self, width=16):
+        super().__init__()
+        self.head = nn.Linear(width, 1)
+        self.planes = Planes()
+        self.conv = nn.Conv2d(2, width, 3, padding=1)
+
+    def forward(self, data):
+        x = torch.relu(self.conv(self.planes(data)))
+        return self.head(x.mean((2, 3)))
+"""
+
+# deepspeech's SequenceWise: the layer it applies held as ``self.module`` (every key starts with ``module.``)
+SEQUENCE_WISE = """
+import torch.nn as nn
+
+
+class SequenceWise(nn.Module):
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+
+    def forward(self, x):
+        t, n = x.size(0), x.size(1)
+        return self.module(x.view(t * n, -1)).view(t, n, -1)
+
+
+class Frames(nn.Module):
+    def __init__(self, features=12, hidden=16):
+        super().__init__()
+        self.fc = SequenceWise(nn.Sequential(nn.Linear(features, hidden), nn.Tanh(), nn.Linear(hidden, 4)))
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+
+def test_dict_inputs_read_where_they_are_handed(tmp_path):
+    models = prove_files(tmp_path, {"boards.py": BOARDS}, "*")
+    for name in ("Reader", "Tagger", "Planes", "BoardValue"):
+        assert models[f"boards.py:{name}"]["status"] == "proven", models[f"boards.py:{name}"]
+    assert models["boards.py:Tagger"]["inputs"] == ["{weight: 2x8:float32, tokens: 2x8:float32}"]
+    assert models["boards.py:BoardValue"]["inputs"] == ["{board: 2x2x16x16:float32, side: 2:float32}"]
+
+
+def test_a_model_whose_child_is_named_module(tmp_path):
+    models = prove_files(tmp_path, {"frames.py": SEQUENCE_WISE}, "*")
+    assert models["frames.py:Frames"]["status"] == "proven", models["frames.py:Frames"]
+    assert models["frames.py:SequenceWise"]["status"] == "proven", models["frames.py:SequenceWise"]
