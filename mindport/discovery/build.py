@@ -3023,10 +3023,11 @@ def main(request_path: str, result_path: str) -> None:
         stubs.install([request["root"]])
     import torch
 
-    from mindport.discovery import cuda_cpu, legacy_names, legacy_torch, zeroed_memory
+    from mindport.discovery import cuda_cpu, eager_compile, legacy_names, legacy_torch, zeroed_memory
 
     legacy_torch.install()  # torch._six for code written for torch 1.x (removed in torch 2.0)
     zeroed_memory.install()  # torch.empty and kin as zeros, as the port writes them
+    eager_compile.install()  # torch.compile as the model itself, as the port maps it
     legacy_names.install()  # collections.Sequence, np.float, scipy.signal.hann ... (removed from Python/NumPy/SciPy)
 
     cuda_cpu.install()  # CUDA-only code (.cuda(), device='cuda') is built and run on the CPU, as the proof's torch side

@@ -93,3 +93,30 @@ def test_a_model_whose_child_is_named_module(tmp_path):
     models = prove_files(tmp_path, {"frames.py": SEQUENCE_WISE}, "*")
     assert models["frames.py:Frames"]["status"] == "proven", models["frames.py:Frames"]
     assert models["frames.py:SequenceWise"]["status"] == "proven", models["frames.py:SequenceWise"]
+
+
+# SSS135/pytorch-rl-kit's feature extractors compile their MLP in __init__ (max-autotune, fullgraph): the reference
+# could not run it here ("Attempted to call function marked as skipped")
+COMPILED = """
+import torch
+import torch.nn as nn
+
+
+class CompiledMLP(nn.Module):
+    def __init__(self, input_size, hidden_sizes=(32, 32)):
+        super().__init__()
+        layers, last = [], input_size
+        for size in hidden_sizes:
+            layers += [nn.Linear(last, size), nn.SiLU()]
+            last = size
+        self.model = torch.compile(nn.Sequential(*layers), fullgraph=True, mode="max-autotune")
+
+    def forward(self, input):
+        x = input.reshape(-1, input.shape[-1])
+        return self.model(x).reshape(*input.shape[:-1], -1)
+"""
+
+
+def test_a_model_compiled_in_its_constructor(tmp_path):
+    model = prove_files(tmp_path, {"compiled.py": COMPILED}, "*")["compiled.py:CompiledMLP"]
+    assert model["status"] == "proven", model

@@ -14,9 +14,10 @@ if os.environ.get("MINDPORT_STUB_MISSING"):
 
     stubs.install()
 if os.environ.get("MINDPORT_CUDA_AS_CPU"):  # the torch side (the MindSpore side never has it)
-    from mindport.discovery import cuda_cpu, legacy_names, legacy_torch, zeroed_memory
+    from mindport.discovery import cuda_cpu, eager_compile, legacy_names, legacy_torch, zeroed_memory
 
     legacy_torch.install()  # torch._six for code written for torch 1.x
     legacy_names.install()  # names removed from Python/NumPy/SciPy (mindport/legacy_names.toml), as they were
 
-    cuda_cpu.install_on_import(zeroed_memory.install)  # with torch.empty and kin as zeros, as the port writes them
+    # with torch.empty and kin as zeros, as the port writes them; torch.compile as the model itself, as the port maps it
+    cuda_cpu.install_on_import(zeroed_memory.install, eager_compile.install)
