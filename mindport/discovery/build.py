@@ -1471,13 +1471,14 @@ def _handed_forward_use(model, fwd_params: list[dict]) -> list[dict]:
                 try:
                     params = scan._params(func.args, True)
                     scan._mapping_usage(func, params)
+                    scan._object_usage(func, params)
                     scan._sequence_usage(func, params)
                 except Exception:  # noqa: BLE001 - an unreadable signature: as it was
                     continue
-                if params and params[0].use == "mapping":
-                    # read by key in the block it is handed to (nnue-trainer's input planes read
+                if params and params[0].use in ("mapping", "object"):
+                    # read by key (or attribute) in the block it is handed to (nnue-trainer's input planes read
                     # ``data["board_input"]`` for the model's ``self.input_plane(data)``)
-                    q.update(use="mapping", attrs=params[0].attrs)
+                    q.update(use=params[0].use, attrs=params[0].attrs)
                     break
                 if params and params[0].use == "sequence" and params[0].length >= 2:
                     q.update(use="sequence", length=params[0].length, nested=params[0].nested)
@@ -1636,7 +1637,7 @@ def mapping_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[
     first read first) gets the argument's tensor form (the first layer's), the others the form their name asks for
     (``_extra_inputs``: a mask, lengths, a time step), else the same form."""
     required = [p for p in fwd_params if p["default"] is None and p["kind"] == "positional"]
-    maps = [i for i, p in enumerate(required) if p.get("use") == "mapping" and p.get("attrs")]
+    maps = [i for i, p in enumerate(required) if p.get("use") in ("mapping", "object") and p.get("attrs")]
     templates = [t for t in tries if len(t) == len(required)][:3]
     out = []
     for template in templates:
@@ -1645,9 +1646,10 @@ def mapping_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[
             spec = template[i]
             if not re.fullmatch(r"\d+(x\d+)*:.*", spec):
                 continue
+            kind = "obj" if required[i].get("use") == "object" else ""  # read by attribute: obj{x: ..., ...}
             for lead in keys[:3]:
                 form = {k: spec if k == lead else _extra_inputs(k.lower(), spec, 0)[0] for k in keys}
-                out.append([*template[:i], "{" + ", ".join(f"{k}: {v}" for k, v in form.items()) + "}",
+                out.append([*template[:i], kind + "{" + ", ".join(f"{k}: {v}" for k, v in form.items()) + "}",
                             *template[i + 1:]])
     return [list(t) for t in dict.fromkeys(map(tuple, out))][:9]
 
@@ -1905,8 +1907,10 @@ def _mapping_retries(problem: str, spec: str) -> list[str]:
     first holding a tensor) in the rank or size the forward's error names (``_rank_hint``, ``_size_hint``): first
     with the keys that had the lead's form as one value per sample (``B``), then keeping theirs. [] for nested
     values or when the error names neither."""
+    kind = "obj" if spec.startswith("obj{") else ""
+    spec = spec[len(kind):]
     body = spec[1:-1]
-    if not spec.endswith("}") or "{" in body or "[" in body:
+    if not spec.startswith("{") or not spec.endswith("}") or "{" in body or "[" in body:
         return []
     items = [part.partition(": ") for part in body.split(", ")]
     if any(not sep for _, sep, _ in items):
@@ -1916,11 +1920,12 @@ def _mapping_retries(problem: str, spec: str) -> list[str]:
     if lead is None:
         return []
     value = form[lead]
-    missing = re.search(r"KeyError: '([\w.\-]+)'", problem)
-    if missing is not None and missing.group(1) not in form:
+    missing = re.search(r"KeyError: '([\w.\-]+)'|'ObjectInput' object has no attribute '(\w+)'", problem)
+    missing = missing and (missing.group(1) or missing.group(2))
+    if missing and missing not in form:
         # a key the forward (or a block it hands the dict to) reads that the scan did not see: it, first, in the
         # lead's form
-        return ["{" + ", ".join(f"{k}: {v}" for k, v in {missing.group(1): value, **form}.items()) + "}"]
+        return [kind + "{" + ", ".join(f"{k}: {v}" for k, v in {missing: value, **form}.items()) + "}"]
     dims = value.split(":")[0].split("x")
     rank = _rank_hint(problem, len(dims))
     news = _to_rank(value, rank, None) if rank is not None and rank != len(dims) else _size_hint(problem, value)
@@ -1929,8 +1934,8 @@ def _mapping_retries(problem: str, spec: str) -> list[str]:
         alike = {k: (new if k == lead else f"{dims[0]}:float32" if v == value else v) for k, v in form.items()}
         kept = {k: (new if k == lead else v) for k, v in form.items()}
         for variant in (alike, kept):
-            text = "{" + ", ".join(f"{k}: {v}" for k, v in variant.items()) + "}"
-            if text not in out and text != spec:
+            text = kind + "{" + ", ".join(f"{k}: {v}" for k, v in variant.items()) + "}"
+            if text not in out and text != kind + spec:
                 out.append(text)
     return out
 
@@ -2733,7 +2738,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                     retry = [first, *specs[1:]]
                     if retry not in tries:
                         tries.insert(tries.index(specs) + 1, retry)
-            if problem is not None and specs and specs[0].startswith("{") and hinted < 4:
+            if problem is not None and specs and specs[0].startswith(("{", "obj{")) and hinted < 4:
                 # a dict input: the rank or size the error names, for its lead key (and a value per sample for the
                 # keys that had its form), next (nnue-trainer's ``data["board_input"]``, B x 2 x H x W, beside
                 # ``data["stm_input"]``, one per sample)

@@ -1134,6 +1134,34 @@ def _mapping_usage(func, params: list[Param]) -> None:
             names[name].use, names[name].attrs = "mapping", found
 
 
+# what a tensor answers as an attribute (not called): an argument read only so is a tensor
+_TENSOR_ATTRIBUTES = {"shape", "dtype", "device", "data", "grad", "ndim", "T", "mT", "H", "mH", "real", "imag",
+                      "is_cuda", "requires_grad", "layout", "names", "is_sparse", "grad_fn", "itemsize", "nbytes"}
+
+
+def _object_usage(func, params: list[Param]) -> None:
+    """A required forward argument the forward reads by attribute beyond a tensor's own (``data.x``,
+    ``data.edge_index``: a PyG batch; ``pb.payload``, ``pb.seq_len_mask``: ptls' PaddedBatch): ``Param.use``
+    "object", its attributes in ``attrs`` in the order first read (a method called on it, ``x.view(...)``, is a
+    tensor's use). The builder tries an object holding a tensor per attribute."""
+    names = {p.name: p for p in params if p.default is None and p.kind == "positional" and not p.use}
+    if not names:
+        return
+    called = {id(n.func) for n in ast.walk(func) if isinstance(n, ast.Call)}
+    found: dict[str, dict] = {}
+    tensor_use: set[str] = set()
+    for node in sorted(ast.walk(func), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in names \
+                and isinstance(node.ctx, ast.Load):
+            if id(node) in called:
+                tensor_use.add(node.value.id)
+            elif node.attr not in _TENSOR_ATTRIBUTES:
+                found.setdefault(node.value.id, {}).setdefault(node.attr, None)
+    for name, attrs in found.items():
+        if name not in tensor_use:
+            names[name].use, names[name].attrs = "object", attrs
+
+
 def _sequence_usage(func, params: list[Param]) -> None:
     """A required forward argument the forward reads as a sequence of tensors (``Param.use`` "sequence"): iterated
     (``for f in feats``), measured (``len(x)``), indexed by a loop variable (``x[i]``: HRNet's branches), unpacked
@@ -2056,6 +2084,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     _forward_usage(fwd, fwd_params)
                     _sequence_usage(fwd, fwd_params)
                     _mapping_usage(fwd, fwd_params)
+                    _object_usage(fwd, fwd_params)
                     _handed_layers(fwd, fwd_params)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,

@@ -120,3 +120,76 @@ class CompiledMLP(nn.Module):
 def test_a_model_compiled_in_its_constructor(tmp_path):
     model = prove_files(tmp_path, {"compiled.py": COMPILED}, "*")["compiled.py:CompiledMLP"]
     assert model["status"] == "proven", model
+
+
+# Forward arguments read by attribute (ptls' PaddedBatch: ``pb.payload``, ``pb.seq_len_mask``; a PyG batch's
+# ``data.x``, ``data.edge_index``): an object holding a tensor per attribute, on both sides
+OBJECTS = """
+import torch
+import torch.nn as nn
+
+
+class Padded:
+    def __init__(self, payload, lengths):
+        self.payload = payload
+        self.seq_lens = lengths
+
+    @property
+    def seq_len_mask(self):
+        steps = torch.arange(self.payload.shape[1])
+        return (steps[None, :] < self.seq_lens[:, None]).long()
+
+
+class MaskedStats(nn.Module):
+    def forward(self, pb):
+        payload = pb.payload
+        mask = pb.seq_len_mask.bool()
+        neg = torch.zeros_like(mask).float()
+        neg[~mask] = -1e4
+        top = torch.max(payload + neg.unsqueeze(-1), dim=1)[0]
+        mean = (payload * mask.unsqueeze(-1)).sum(dim=1) / mask.float().sum(dim=1, keepdim=True)
+        return torch.cat([top, mean], dim=1)
+
+
+class SeqHead(nn.Module):
+    def __init__(self, hidden=16, classes=3):
+        super().__init__()
+        self.proj = nn.Linear(hidden, hidden)
+        self.stats = MaskedStats()
+        self.out = nn.Linear(2 * hidden, classes)
+
+    def forward(self, batch):
+        x = torch.tanh(self.proj(batch.payload))
+        return self.out(self.stats(Padded(x, batch.seq_lens)))
+
+
+class GraphReadout(nn.Module):
+    def __init__(self, features=8, hidden=16):
+        super().__init__()
+        self.lin = nn.Linear(features, hidden)
+
+    def forward(self, data):
+        x, edge_index = data.x, data.edge_index
+        h = torch.relu(self.lin(x))
+        agg = torch.zeros_like(h).index_add_(0, edge_index[1], h[edge_index[0]])
+        return (h + agg).mean(0)
+"""
+
+
+def test_inputs_read_by_attribute(tmp_path):
+    from mindport.validators.parity.loading import ObjectInput, make_inputs, map_arrays, parse_input_spec
+
+    spec = parse_input_spec("obj{x: 6x4:float32, edge_index: 2x12:int64:0:6}")
+    assert str(spec) == "obj{x: 6x4:float32, edge_index: 2x12:int64:0:6}"
+    (drawn,) = make_inputs([spec])
+    assert type(drawn) is ObjectInput and drawn.x.shape == (6, 4) and drawn.edge_index.max() < 6
+    assert map_arrays(drawn, lambda a: a * 0).x.sum() == 0 and drawn.x.sum() != 0
+
+    models = prove_files(tmp_path, {"objs.py": OBJECTS}, "*")
+    for name in ("MaskedStats", "SeqHead", "GraphReadout"):
+        model = models[f"objs.py:{name}"]
+        assert model["status"] == "proven", model
+        assert model["inputs"][0].startswith("obj{"), model
+        # a static graph takes no object: GRAPH_MODE skipped, said so
+        assert all(d["graph"] == "skipped" for d in model["draws"]), model
+    assert models["objs.py:GraphReadout"]["inputs"] == ["obj{x: 2x8:float32, edge_index: 2x8:int64:0:2}"]

@@ -57,8 +57,8 @@ class InputSpec:
             return f"value:{self.value!r}"
         if self.dtype == "fn":
             return f"fn:{self.value}"
-        if self.dtype == "dict":
-            return "{" + ", ".join(f"{k}: {v}" for k, v in self.value) + "}"
+        if self.dtype in ("dict", "object"):
+            return ("obj" if self.dtype == "object" else "") + "{" + ", ".join(f"{k}: {v}" for k, v in self.value) + "}"
         if self.dtype in _SEQUENCES:
             inner = ", ".join(map(str, self.value)) + ("," if self.dtype == "tuple" and len(self.value) == 1 else "")
             return f"[{inner}]" if self.dtype == "list" else f"({inner})"
@@ -80,6 +80,22 @@ class FunctionInput:
         return x
 
 
+class ObjectInput:
+    """A forward argument the forward reads by attribute (a PyG batch's ``data.x``, ``data.edge_index``; ptls'
+    ``PaddedBatch``: ``pb.payload``, ``pb.seq_len_mask``): its arrays as attributes, in the ``obj{name: SPEC, ...}``
+    order. Plain data for the side processes (no framework object); each side gets one holding its own tensors
+    (``map_arrays``)."""
+
+    def __init__(self, **attributes):
+        self.__dict__.update(attributes)
+
+    def items(self):
+        return self.__dict__.items()
+
+    def __repr__(self) -> str:
+        return "obj{" + ", ".join(f"{k}: {describe_input(v)}" for k, v in self.__dict__.items()) + "}"
+
+
 _SEQUENCES = {"list": list, "tuple": tuple}
 
 
@@ -92,6 +108,8 @@ def map_arrays(value, convert):
         return type(value)(map_arrays(v, convert) for v in value)
     if type(value) is dict:
         return {k: map_arrays(v, convert) for k, v in value.items()}
+    if type(value) is ObjectInput:
+        return ObjectInput(**{k: map_arrays(v, convert) for k, v in value.items()})
     return value
 
 
@@ -111,6 +129,8 @@ def describe_input(value) -> str:
         return f"[{inner}]" if type(value) is list else f"({inner})"
     if type(value) is dict and value and all(is_array(v) for v in value.values()):
         return "{" + ", ".join(f"{k}: {describe_input(v)}" for k, v in value.items()) + "}"
+    if type(value) is ObjectInput:
+        return repr(value)
     return f"value {value!r}"
 
 
@@ -131,12 +151,14 @@ def _split_items(text: str) -> list[str]:
 
 def parse_input_spec(text: str) -> InputSpec:
     text = text.strip()
-    if text[:1] + text[-1:] == "{}":  # a dict of arrays: {image: 2x3x32x32:float32, label: 2:int64:0:10}
-        items = [t.strip().partition(":") for t in _split_items(text[1:-1]) if t.strip()]
+    kind = "object" if text.startswith("obj{") else "dict"  # obj{x: 6x4:float32, ...}: read by attribute (data.x)
+    body = text[3:] if kind == "object" else text
+    if body[:1] + body[-1:] == "{}":  # a dict of arrays: {image: 2x3x32x32:float32, label: 2:int64:0:10}
+        items = [t.strip().partition(":") for t in _split_items(body[1:-1]) if t.strip()]
         if not items or any(not k.strip() or not v.strip() for k, _, v in items):
-            raise InputError(f"--input {text!r}: a dict input takes KEY: SPEC items ({{image: 2x3x32x32:float32, "
-                             "...}})")
-        return InputSpec((), "dict", value=tuple((k.strip().strip("'\""), parse_input_spec(v)) for k, _, v in items))
+            raise InputError(f"--input {text!r}: a {'dict' if kind == 'dict' else 'obj'} input takes KEY: SPEC "
+                             "items ({image: 2x3x32x32:float32, ...}, obj{x: 6x4:float32, ...})")
+        return InputSpec((), kind, value=tuple((k.strip().strip("'\""), parse_input_spec(v)) for k, _, v in items))
     if text[:1] + text[-1:] in ("[]", "()"):
         items = [t for t in _split_items(text[1:-1]) if t.strip()]
         if not items:
@@ -188,6 +210,9 @@ def _draw(specs: list[InputSpec], rng) -> list:
             continue
         if spec.dtype == "dict":  # a forward that reads its input by key (batch["image"]): drawn in key order
             arrays.append(dict(zip([k for k, _ in spec.value], _draw([v for _, v in spec.value], rng))))
+            continue
+        if spec.dtype == "object":  # by attribute (data.x): drawn in attribute order
+            arrays.append(ObjectInput(**dict(zip([k for k, _ in spec.value], _draw([v for _, v in spec.value], rng)))))
             continue
         if spec.path:
             data = np.load(spec.path, allow_pickle=False)

@@ -14,7 +14,7 @@ import traceback
 import numpy as np
 
 from mindport.errors import InputError, MigrationError
-from mindport.validators.parity.loading import map_arrays
+from mindport.validators.parity.loading import ObjectInput, map_arrays
 from mindport.validators.parity.sides import (
     LOSSES,
     OPTIMIZERS,
@@ -253,6 +253,10 @@ class MindSporeSide:
         if getattr(self, "tape", None):  # the replayed draws are Python functions a static graph cannot compile
             return {"skipped": f"the forward draws random values ({len(self.tape)} draws replayed from torch's run "
                                "in PyNative): GRAPH_MODE is not run on replayed draws"}
+        objects = [a for a in inputs if isinstance(a, ObjectInput)]
+        if objects:  # a static graph takes tensors, tuples, lists and dicts as its inputs, not an object
+            return {"skipped": f"an input read by attribute ({objects[0]!r}): a static graph takes tensors, tuples "
+                               "and dicts, so GRAPH_MODE is not run on it"}
         previous = ms.get_context("mode")
         self.cell.set_train(False)
         try:
