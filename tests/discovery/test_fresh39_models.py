@@ -193,3 +193,54 @@ def test_inputs_read_by_attribute(tmp_path):
         # a static graph takes no object: GRAPH_MODE skipped, said so
         assert all(d["graph"] == "skipped" for d in model["draws"]), model
     assert models["objs.py:GraphReadout"]["inputs"] == ["obj{x: 2x8:float32, edge_index: 2x8:int64:0:2}"]
+
+
+# high-order-layers-torch: a layer class handed to the constructor by the name ``from torch.nn import Conv2d`` bound
+# (the port binds it otherwise: the MindSpore side's constructor text met "name 'Conv2d' is not defined"), and a
+# module that overrides ``__call__`` instead of defining forward (GRAPH_MODE: "the method 'construct' is not defined")
+LAYER_VALUES = """
+import torch
+import torch.nn as nn
+from torch.nn import Conv1d, Conv2d
+
+
+class Expansion2d(nn.Module):
+    def __init__(self, basis=None):
+        super().__init__()
+        self.basis = basis
+
+    def __call__(self, inputs):
+        return torch.cat([self.basis(inputs, j) for j in range(3)], dim=1)
+
+
+def powers(x, j):
+    return torch.tanh(x) ** j
+
+
+class ExpandedConvolution(nn.Module):
+    def __init__(self, in_channels, out_channels, kernel_size, convolution=None):
+        super().__init__()
+        self.expand = Expansion2d(powers)
+        self.conv = convolution(in_channels * 3, out_channels, kernel_size, padding=1)
+
+    def forward(self, x):
+        return self.conv(self.expand(x))
+
+
+class ExpandedConvolution2d(ExpandedConvolution):
+    def __init__(self, in_channels, out_channels, kernel_size):
+        super().__init__(in_channels, out_channels, kernel_size, convolution=Conv2d)
+
+
+def build():
+    return ExpandedConvolution(2, 4, 3, convolution=Conv2d)
+"""
+
+
+def test_layer_classes_named_in_the_constructor_and_call_overrides(tmp_path):
+    models = prove_files(tmp_path, {"hol.py": LAYER_VALUES}, "*")
+    for name in ("ExpandedConvolution", "ExpandedConvolution2d", "build"):
+        model = models[f"hol.py:{name}"]
+        assert model["status"] == "proven", model
+        assert model["draws"][0]["graph"] == "ok", model
+    assert models["hol.py:ExpandedConvolution"]["ctor"] == "2, 4, 3, convolution=Conv2d"

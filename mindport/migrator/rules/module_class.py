@@ -62,6 +62,10 @@ class ModuleClassTransform(Rule):
     (reading no local of ``__init__``) gets that lambda as its ``construct`` method: a static graph failed to compile
     the lambda held on the instance ("Parse Resolve convert failed": PointCNN's ``LayerNorm``).
 
+    A direct nn.Module subclass with no ``forward`` that overrides ``__call__`` has that method as its
+    ``construct`` (a static graph compiles a sub-cell's ``construct``, never its ``__call__``); one whose body calls
+    ``__call__`` (``super().__call__(x)``) is left as written.
+
     A module class defining ``extra_repr`` gets an ``extend_repr`` returning it: torch's ``repr(m)`` shows
     ``extra_repr()``, MindSpore's ``Cell.__repr__`` calls ``extend_repr()`` (a layer subclass's custom text was
     MindSpore's ``Dense(input_channels=...)`` silently); ``super().extra_repr()`` in a class whose base is torch's
@@ -210,6 +214,34 @@ class ModuleClassTransform(Rule):
             note="repr(block) shows the model's extra_repr, as torch's does (MindSpore's Cell.__repr__ calls "
                  "extend_repr); super().extra_repr() of torch's own base is the Cell's text.",
         ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Expansion(nn.Module):
+                    def __init__(self, basis):
+                        super().__init__()
+                        self.basis = basis
+
+                    def __call__(self, x):
+                        return self.basis(x)
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Expansion(nn.Cell):
+                    def __init__(self, basis):
+                        super().__init__()
+                        self.basis = basis
+
+                    def construct(self, x):
+                        return self.basis(x)
+            """,
+            note="A module that overrides __call__ instead of defining forward: its method is the Cell's construct, "
+                 "which Cell.__call__ runs and a static graph compiles in a parent's construct.",
+        ),
     )
 
     def __init__(self, ctx, module_classes: set[str]) -> None:
@@ -236,12 +268,14 @@ class ModuleClassTransform(Rule):
             self._methods |= _own_methods(node) & _TAKEN_METHOD_NAMES
 
     def leave_ClassDef(self, original_node, updated_node):
-        self._torch_based.pop()
+        torch_based = self._torch_based.pop()
         is_module = self._class_stack.pop()  # the bases themselves are converted by the table (torch.nn.Module entry)
         self._class_bodies.pop()
         own = _own_methods(original_node)
         if is_module and not own & {"forward", "construct"}:
             updated_node = self._forward_lambda_as_method(updated_node)
+            if torch_based and "__call__" in own:
+                updated_node = self._call_as_construct(updated_node)
         if not is_module or "extra_repr" not in own or "extend_repr" in own:
             return updated_node
         # torch's repr(m) shows extra_repr(); MindSpore's Cell.__repr__ calls extend_repr(): one that returns it
@@ -253,6 +287,22 @@ class ModuleClassTransform(Rule):
             "    return self.extra_repr()\n").with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
         self.ctx.converted_sites += 1
         return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+    def _call_as_construct(self, cls: cst.ClassDef) -> cst.ClassDef:
+        """A direct nn.Module subclass with no ``forward`` that overrides ``__call__`` (high-order-layers-torch's
+        ``Expansion2d``: torch calls it, bypassing hooks) -> that method named ``construct``: MindSpore's
+        ``Cell.__call__`` runs ``construct``, and a static graph compiles a sub-cell's ``construct``, never its
+        ``__call__`` ("For 'Cell', the method 'construct' is not defined"). Left as written when its body calls
+        ``__call__`` itself (``super().__call__(x)`` would run the renamed method again)."""
+        members = list(cls.body.body)
+        for i, member in enumerate(members):
+            if isinstance(member, cst.FunctionDef) and member.name.value == "__call__":
+                if find_all(member.body, cst.matchers.Name("__call__")):
+                    return cls
+                members[i] = member.with_changes(name=cst.Name("construct"))
+                self.ctx.converted_sites += 1
+                return cls.with_changes(body=cls.body.with_changes(body=members))
+        return cls
 
     def _forward_lambda_as_method(self, cls: cst.ClassDef) -> cst.ClassDef:
         """``self.forward = lambda x: BODY`` at the top level of ``__init__`` in a module class with no ``forward`` of

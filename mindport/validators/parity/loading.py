@@ -596,10 +596,39 @@ def build_model(ref: str, ctor: str = "", root=None, isolated: bool = False, cwd
         available = sorted(n for n, v in vars(module).items() if isinstance(v, type) or callable(v))
         raise InputError(f"{model_ref.where} has no {name!r}; it defines: "
                          f"{', '.join(a for a in available if not a.startswith('_')) or 'nothing'}")
-    try:
-        return eval(f"{name}({ctor})", vars(module))  # the user's own constructor text, by design
+    try:  # the user's own constructor text, by design
+        return eval(f"{name}({ctor})", vars(module), _PortNames(vars(module)))
     except Exception as exc:
         raise _failed_at(f"building {name}({ctor}) from {model_ref.where} failed", exc) from exc
+
+
+class _PortNames(dict):
+    """The names a constructor text reads that its module lacks, looked up as the torch names they were: a converted
+    module no longer binds ``Conv2d`` from ``from torch.nn import Conv2d`` (it holds the layer class as a value as
+    ``TorchConv2d``, or reaches it through ``mp_adapt.api("torch.nn.Conv2d")``), while the constructor text, written
+    from the torch module or the repository's own call (high-order-layers-torch's ``convolution=Conv2d``), names it
+    so. Only for a name neither the module nor the builtins bind, and only in a process that runs MindSpore."""
+
+    def __init__(self, namespace: dict):
+        super().__init__()
+        self._namespace = namespace
+
+    def __missing__(self, key: str):
+        import builtins
+
+        if key in self._namespace or hasattr(builtins, key) or "mindspore" not in sys.modules:
+            raise KeyError(key)
+        own = self._namespace.get(f"Torch{key}")
+        if isinstance(own, type):
+            return own
+        from mindport.runtime import adapt
+
+        for torch_name in (f"torch.nn.{key}", f"torch.{key}", f"torch.nn.functional.{key}"):
+            try:
+                return adapt.api(torch_name)
+            except LookupError:
+                continue
+        raise KeyError(key)
 
 
 def _failed_at(what: str, exc: BaseException) -> InputError:
