@@ -1562,6 +1562,10 @@ def _unpacked_forms(dims: list[str], rest: str, length: int, nested: list | None
 # input_size. Expected 35, got 70"
 _MATMUL_WIDTHS = re.compile(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)")
 _RNN_WIDTHS = re.compile(r"input\.size\(-1\) must be equal to input_size\. Expected (\d+), got (\d+)")
+# a LayerNorm first after the join (cal-ql's Q-function: ``cat([observations, actions], -1)`` into a network that
+# normalises first)
+_NORM_WIDTHS = re.compile(r"Given normalized_shape=\[(\d+)\], expected input with shape \[\*, \d+\], but got input of "
+                          r"size\s*\[(?:\d+, )*(\d+)\]")
 
 
 def _joined_width_hint(problem: str, spec: str) -> str | None:
@@ -2256,7 +2260,7 @@ def _split_join(problem: str, specs: list[str], names: list[str], widths: dict[s
     ``z`` -> ``nz`` = 32: ``widths``); the first argument whose width is unknown takes the rest, the others 1. None
     when the error is of another kind or the inputs are not float arrays alike but for their last axis, or the
     widths given add up to something else."""
-    m = _RNN_WIDTHS.search(problem)
+    m = _RNN_WIDTHS.search(problem) or _NORM_WIDTHS.search(problem)
     if m is not None:
         wanted, got = int(m.group(1)), int(m.group(2))
     else:
@@ -2272,9 +2276,10 @@ def _split_join(problem: str, specs: list[str], names: list[str], widths: dict[s
         return None
     known: list[int | None] = []
     for name in names[:len(specs)]:
-        w = next((widths[k] for k in (f"{name}_dim", f"{name}_size", f"{name}_len", f"{name}_length", f"{name}_dims",
-                                      f"{name}_features", f"{name}_channels", f"dim_{name}", f"n_{name}", f"n{name}")
-                  if k in widths), None)
+        # (a plural argument by its singular too: ``observations`` -> ``observation_dim``)
+        w = next((widths[k] for n in dict.fromkeys((name, name[:-1] if name.endswith("s") else name)) for k in (
+            f"{n}_dim", f"{n}_size", f"{n}_len", f"{n}_length", f"{n}_dims", f"{n}_features", f"{n}_channels",
+            f"dim_{n}", f"n_{n}", f"n{n}") if k in widths), None)
         known.append(w if w is not None and 0 < w < wanted else None)
     known += [None] * (len(specs) - len(known))
     unknown = [i for i, w in enumerate(known) if w is None]

@@ -244,3 +244,35 @@ def test_layer_classes_named_in_the_constructor_and_call_overrides(tmp_path):
         assert model["status"] == "proven", model
         assert model["draws"][0]["graph"] == "ok", model
     assert models["hol.py:ExpandedConvolution"]["ctor"] == "2, 4, 3, convolution=Conv2d"
+
+
+# cal-ql-torch's Q-function: observations and actions joined on their last axis into a network that normalises
+# first (LayerNorm's error names the widths), the widths by the arguments' singular names (observation_dim)
+JOINED = """
+import torch
+import torch.nn as nn
+
+
+class Network(nn.Module):
+    def __init__(self, input_dim, output_dim, hidden=32):
+        super().__init__()
+        self.net = nn.Sequential(nn.LayerNorm(input_dim), nn.Linear(input_dim, hidden), nn.ReLU(), nn.Linear(hidden, output_dim))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class QFunction(nn.Module):
+    def __init__(self, observation_dim, action_dim):
+        super().__init__()
+        self.q_net = Network(observation_dim + action_dim, 1)
+
+    def forward(self, observations, actions):
+        return torch.squeeze(self.q_net(torch.cat([observations, actions], dim=-1)), dim=-1)
+"""
+
+
+def test_inputs_joined_before_a_layer_norm(tmp_path):
+    model = prove_files(tmp_path, {"q.py": JOINED}, "q.py:QFunction")["q.py:QFunction"]
+    assert model["status"] == "proven", model
+    assert [s.rsplit("x", 1)[1] for s in model["inputs"]] == ["16:float32", "16:float32"], model
