@@ -666,7 +666,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     files = python_files(src_root, notebooks=True)  # a notebook's models too (notebooks.py)
     excluded: list[str] = []
     found = discover(src_root, files, excluded)
-    chosen = select(found, pattern, max_models, spread)
+    chosen = list(select(found, pattern, max_models, spread))  # its own list: found loses abstract classes below
     for c in chosen:
         extra = (user_inputs or {}).get(c.key)
         if extra:
