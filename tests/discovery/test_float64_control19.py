@@ -47,23 +47,9 @@ class PriorNet(nn.Module):
 
 
 def _prove(tmp_path, edit=None):
-    from mindport.discovery.prove import ProveSettings, prove_models
-    from mindport.migrator.repo import convert_path
+    from tests.discovery._prove import prove_files
 
-    src, out = tmp_path / "src", tmp_path / "out"
-    for rel, text in PRIOR.items():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_text(text)
-    convert_path(src, out, jobs=1, force=True)
-    if edit is not None:
-        old, new = edit
-        text = (out / "prior.py").read_text()
-        assert old in text, text
-        (out / "prior.py").write_text(text.replace(old, new))
-    models, _ = prove_models(src, out, pattern="prior.py:PriorNet", cache=False,
-                             settings=ProveSettings(stub_missing=True))
-    (model,) = models
-    return model
+    return prove_files(tmp_path, PRIOR, "prior.py:PriorNet", None if edit is None else ("prior.py", *edit))["prior.py:PriorNet"]
 
 
 def test_a_port_within_torchs_own_float32_noise_is_proven(tmp_path):

@@ -32,22 +32,9 @@ class BoxHeads(nn.Module):
 
 
 def _prove(tmp_path, edit=None):
-    from mindport.discovery.prove import ProveSettings, prove_models
-    from mindport.migrator.repo import convert_path
+    from tests.discovery._prove import prove_files
 
-    src, out = tmp_path / "src", tmp_path / "out"
-    src.mkdir()
-    (src / "heads.py").write_text(HEADS["heads.py"])
-    convert_path(src, out, jobs=1, force=True)
-    if edit is not None:
-        old, new = edit
-        text = (out / "heads.py").read_text()
-        assert old in text, text
-        (out / "heads.py").write_text(text.replace(old, new))
-    models, _ = prove_models(src, out, pattern="heads.py:BoxHeads", cache=False,
-                             settings=ProveSettings(stub_missing=True))
-    (model,) = models
-    return model
+    return prove_files(tmp_path, HEADS, "heads.py:BoxHeads", None if edit is None else ("heads.py", *edit))["heads.py:BoxHeads"]
 
 
 def test_long_convolution_reductions_are_proven_within_both_float32_bounds(tmp_path):
