@@ -332,6 +332,32 @@ class _LoggingFinder(_Finder):
         return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
 
 
+class _SelfImportFinder(_Finder):
+    """A repository file named like the package it imports (fab-torch's ``fab/wrappers/normflows.py`` doing ``from
+    normflows import NormalizingFlow``, the library not installed here): the file's folder is on sys.path for
+    sibling-style imports, so the bare name found the file itself and it imported itself half-initialised ("cannot
+    import name 'NormalizingFlow' from partially initialized module 'normflows'"), failing every file that imports
+    it. The bare name gets a stand-in when the path would give the importing file back; an installed package of that
+    name is found first on sys.path and is left alone. Asked first."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if "." in fullname or fullname in sys.modules or fullname in _NEVER:
+            return None
+        frame = sys._getframe(1)
+        while frame is not None and (frame.f_code.co_filename.startswith("<frozen")
+                                     or "importlib" in frame.f_code.co_filename or frame.f_code.co_filename == __file__):
+            frame = frame.f_back
+        if frame is None:
+            return None
+        importer = os.path.realpath(frame.f_code.co_filename)
+        if not importer.startswith(self.roots):
+            return None
+        found = importlib.machinery.PathFinder.find_spec(fullname)
+        if found is None or not found.origin or os.path.realpath(found.origin) != importer:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+
 def install(roots: list[str] | None = None) -> None:
     """Stub what the files under ``roots`` (default: the folders in MINDPORT_STUB_ROOTS) import and cannot find."""
     import importlib.util
@@ -349,3 +375,4 @@ def install(roots: list[str] | None = None) -> None:
             builtins.__import__ = _missing_names_import(builtins.__import__, finder)
         if importlib.util.find_spec("tensorboard") is None:
             sys.meta_path.insert(0, _LoggingFinder(roots))
+        sys.meta_path.insert(0, _SelfImportFinder(roots))

@@ -324,3 +324,46 @@ def test_a_class_abstract_at_run_time_among_few(tmp_path):
     models = prove_files(tmp_path, ABSTRACT, None)  # no --models pattern, under the cap: as `migrate` runs
     assert "gmm.py:GMM" not in models, models
     assert models["gmm.py:Scorer"]["status"] == "proven", models
+
+
+# fab-torch: a repository file named like the (missing) package it imports, ``fab/wrappers/normflows.py`` doing
+# ``from normflows import NormalizingFlow``: with its folder on sys.path it imported itself half-initialised
+SELF_NAMED = {
+ "flows/__init__.py": "",
+ "flows/wrappers/__init__.py": "",
+ "flows/wrappers/normflows.py": '''
+import torch
+import torch.nn as nn
+from normflows import NormalizingFlow
+
+
+class WrappedFlow(nn.Module):
+    def __init__(self, dim=4):
+        super().__init__()
+        self.scale = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        return torch.tanh(self.scale(x)) * x
+''',
+ "flows/energy.py": '''
+import torch.nn as nn
+
+from flows.wrappers.normflows import WrappedFlow
+
+
+class Energy(nn.Module):
+    def __init__(self, dim=4):
+        super().__init__()
+        self.flow = WrappedFlow(dim)
+        self.head = nn.Linear(dim, 1)
+
+    def forward(self, x):
+        return self.head(self.flow(x))
+''',
+}
+
+
+def test_a_file_named_like_the_package_it_imports(tmp_path):
+    models = prove_files(tmp_path, SELF_NAMED, None)
+    assert models["flows/energy.py:Energy"]["status"] == "proven", models
+    assert models["flows/wrappers/normflows.py:WrappedFlow"]["status"] == "proven", models
