@@ -295,3 +295,65 @@ def test_native_parameters_where_nothing_freezes_and_for_the_optimizer():
     frozen = _convert(script("single_attribute_freeze"))
     assert "ms_optim.SGD(model.trainable_params()" in frozen, frozen
     assert "mp_containers.parameters(model)" in frozen, frozen  # the counts in report()
+
+
+EMA = '''
+from copy import deepcopy
+
+import torch
+import torch.nn as nn
+
+
+class Denoiser:
+    def __init__(self):
+        torch.manual_seed(0)
+        self.F = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+        self.F_ema = deepcopy(self.F).requires_grad_(False)
+        self.F_ema.eval()
+
+    def ema_update(self, decay=0.9):
+        for p, p_ema in zip(self.F.parameters(), self.F_ema.parameters()):
+            p_ema.data = decay * p_ema.data + (1 - decay) * p.data
+
+
+def run():
+    d = Denoiser()
+    for step in range(3):
+        with torch.no_grad():
+            for p in d.F.parameters():
+                p.add_(0.5)  # the trained model moves
+        d.ema_update()
+    return [float(p.sum()) for p in d.F_ema.parameters()], len(list(d.F_ema.parameters()))
+'''
+
+
+def test_an_ema_copy_frozen_whole_follows_the_model():
+    """ZibinDong/diffusion_models_minimal_tutorial (training first contact 39): ``deepcopy(self.F).requires_grad_(False)``
+    freezes an EMA copy whole; the file's freeze was not recognised (the receiver is a call, not a name), so
+    ``F_ema.parameters()`` was ``trainable_params()``, empty, and the EMA never moved. The copy's parameters, after three
+    updates, are torch's."""
+    import mindspore as ms
+
+    torch_ns: dict = {}
+    exec(EMA, torch_ns)
+    want_sums, want_count = torch_ns["run"]()
+    code = _convert(EMA)
+    assert "trainable_params" not in code, code
+    ms_ns: dict = {}
+    exec(code, ms_ns)
+    # the converted run: its own seed stream differs, so start both from torch's weights
+    d_torch = torch_ns["Denoiser"]()
+    d_ms = ms_ns["Denoiser"]()
+    from mindport.runtime.containers import parameters
+
+    for p_ms, p_t in zip(parameters(d_ms.F), d_torch.F.parameters()):
+        p_ms.set_data(ms.Tensor(p_t.detach().numpy()))
+    for p_ms, p_t in zip(parameters(d_ms.F_ema), d_torch.F_ema.parameters()):
+        p_ms.set_data(ms.Tensor(p_t.detach().numpy()))
+    for _ in range(3):
+        for p in parameters(d_ms.F):
+            p.set_data(p + 0.5)
+        d_ms.ema_update()
+    got = [float(p.sum()) for p in parameters(d_ms.F_ema)]
+    assert len(got) == want_count == 4
+    np.testing.assert_allclose(got, want_sums, rtol=1e-5)

@@ -863,7 +863,9 @@ def _freezes_any(node, calls: list[cst.Call]) -> bool:
     frozen from the start)."""
     for call in calls:
         receiver = _frozen_receiver(call)
-        if receiver is not None and dotted_name(receiver):
+        # a name (``model.requires_grad_(False)``) or a module made in place (``deepcopy(self.F).requires_grad_(False)``:
+        # an EMA copy, frozen whole; its parameters() were trainable_params(), empty, and the EMA never moved)
+        if receiver is not None and (dotted_name(receiver) or isinstance(receiver, cst.Call)):
             return True
         # nn.Parameter(t, requires_grad=False) / nn.Parameter(t, False), a parameter frozen from the start, and what
         # it became, mp_inplace.requires_grad_(ms.Parameter(t), requires_grad=False) (a buffer's
