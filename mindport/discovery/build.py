@@ -1907,29 +1907,36 @@ _RANK_HINTS = [  # an error that names the number of dimensions the input should
 
 
 def _mapping_retries(problem: str, spec: str) -> list[str]:
-    """A dict input spec (``{a: 2x16:float32, b: 2x16:float32}``, mapping_inputs' form) again with its lead key (the
-    first holding a tensor) in the rank or size the forward's error names (``_rank_hint``, ``_size_hint``): first
-    with the keys that had the lead's form as one value per sample (``B``), then keeping theirs. [] for nested
-    values or when the error names neither."""
-    kind = "obj" if spec.startswith("obj{") else ""
-    spec = spec[len(kind):]
-    body = spec[1:-1]
-    if not spec.startswith("{") or not spec.endswith("}") or "{" in body or "[" in body:
+    """A dict input spec (``{a: 2x16:float32, b: 2x16:float32}``, mapping_inputs' form; ``obj{...}`` alike) again with
+    its lead key (the first holding a tensor) in the rank or size the forward's error names (``_rank_hint``,
+    ``_size_hint``): first with the keys that had the lead's form as one value per sample (``B``), then keeping
+    theirs; or with the key the forward's KeyError (AttributeError) names added first, in the lead's form. [] for
+    nested values or when the error names neither. Specs are read and written by the parity loader's own parser."""
+    from mindport.errors import InputError
+    from mindport.validators.parity.loading import InputSpec, parse_input_spec
+
+    try:
+        parsed = parse_input_spec(spec)
+    except InputError:
         return []
-    items = [part.partition(": ") for part in body.split(", ")]
-    if any(not sep for _, sep, _ in items):
+    if parsed.dtype not in ("dict", "object") or any(v.dtype in ("dict", "object", "list", "tuple")
+                                                     for _, v in parsed.value):
         return []
-    form = {k: v for k, _, v in items}
-    lead = next((k for k, v in form.items() if re.fullmatch(r"\d+(x\d+)*:\w+.*", v)), None)
+    form = {k: str(v) for k, v in parsed.value}
+    lead = next((k for k, v in parsed.value if v.shape), None)
     if lead is None:
         return []
     value = form[lead]
+
+    def text(items: dict) -> str:
+        return str(InputSpec((), parsed.dtype, value=tuple((k, parse_input_spec(v)) for k, v in items.items())))
+
     missing = re.search(r"KeyError: '([\w.\-]+)'|'ObjectInput' object has no attribute '(\w+)'", problem)
     missing = missing and (missing.group(1) or missing.group(2))
     if missing and missing not in form:
         # a key the forward (or a block it hands the dict to) reads that the scan did not see: it, first, in the
         # lead's form
-        return [kind + "{" + ", ".join(f"{k}: {v}" for k, v in {missing: value, **form}.items()) + "}"]
+        return [text({missing: value, **form})]
     dims = value.split(":")[0].split("x")
     rank = _rank_hint(problem, len(dims))
     news = _to_rank(value, rank, None) if rank is not None and rank != len(dims) else _size_hint(problem, value)
@@ -1938,9 +1945,9 @@ def _mapping_retries(problem: str, spec: str) -> list[str]:
         alike = {k: (new if k == lead else f"{dims[0]}:float32" if v == value else v) for k, v in form.items()}
         kept = {k: (new if k == lead else v) for k, v in form.items()}
         for variant in (alike, kept):
-            text = kind + "{" + ", ".join(f"{k}: {v}" for k, v in variant.items()) + "}"
-            if text not in out and text != kind + spec:
-                out.append(text)
+            retry = text(variant)
+            if retry not in out and retry != str(parsed):
+                out.append(retry)
     return out
 
 
