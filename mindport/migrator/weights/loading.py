@@ -131,8 +131,8 @@ def _normalise(obj, where: str, mapped: bool) -> StateDict:
     # a wrapper (DataParallel, DistributedDataParallel, torch.compile) prefixes every key: a prefix some keys lack is
     # the model's own attribute (a child named ``module`` beside others), kept; plan_transfer puts one back when the
     # MindSpore model's own names start with it
+    keys = [k for k in obj if isinstance(k, str)]
     for prefix in _STRIPPED_PREFIXES:
-        keys = [k for k in obj if isinstance(k, str)]
         if keys and all(k.startswith(state.stripped + prefix) for k in keys):
             state.stripped += prefix
     stripped = 0
