@@ -16,6 +16,9 @@ TableCallTransform; this module only writes the definitions and places them.
 """
 from __future__ import annotations
 
+import ast
+import re
+
 import libcst as cst
 
 from mindport.mappings import Entry
@@ -32,9 +35,10 @@ def factory_name(entry: Entry, taken) -> str:
     return name
 
 
-def factory_parameters(entry: Entry) -> str | None:
+def factory_parameters(entry: Entry, default=lambda text: text) -> str | None:
     """torch's parameter list as source (``in_channels, out_channels, kernel_size, stride=1, ...``); None when the
-    signature takes ``*args`` or ``**kwargs`` (no fixed parameters to bind)."""
+    signature takes ``*args`` or ``**kwargs`` (no fixed parameters to bind), or when ``default`` (a default's source
+    -> its MindSpore source, or None: torch_default's job) cannot write one."""
     params = entry.signature or ()
     if not params or any(p.kind in ("var_positional", "var_keyword") for p in params):
         return None
@@ -43,8 +47,29 @@ def factory_parameters(entry: Entry) -> str | None:
         if p.kind == "keyword_only" and not star:
             out.append("*")
             star = True
-        out.append(p.name if p.default is None else f"{p.name}={p.default}")
+        value = None if p.default is None else default(p.default)
+        if p.default is not None and value is None:
+            return None
+        out.append(p.name if p.default is None else f"{p.name}={value}")
     return ", ".join(out)
+
+
+def torch_default(entry: Entry, text: str, convert) -> str | None:
+    """A default of torch's signature as MindSpore source: a literal as written; a torch name (``torch.long``,
+    ``torch.strided``, ``ReduceOp.SUM`` written as torch's own signature writes it, in the entry's module: all_reduce's
+    ``op=ReduceOp.SUM`` is ``torch.distributed.ReduceOp.SUM``) through its own attribute entry (``convert``: a torch
+    name -> source, or None when no entry maps it); None when neither (no definition is written: the runtime
+    adapter takes the value). Written verbatim, such a default was a NameError on import (``ReduceOp``) or kept torch
+    imported (``torch.strided``)."""
+    try:
+        ast.literal_eval(text)
+        return text
+    except (ValueError, SyntaxError):
+        pass
+    if not re.fullmatch(r"[A-Za-z_][\w.]*", text):
+        return None
+    qualified = text if text.startswith("torch.") else f"{entry.torch.rsplit('.', 1)[0]}.{text}"
+    return convert(qualified)
 
 
 def sizes_statement(entry: Entry, helper: str) -> str | None:

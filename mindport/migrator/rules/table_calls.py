@@ -65,6 +65,7 @@ from mindport.migrator.factories import (
     factory_def,
     factory_name,
     factory_parameters,
+    torch_default,
     fresh_name,
     insert_definitions,
     sizes_statement,
@@ -2297,7 +2298,7 @@ class TableCallTransform(Rule):
         those arguments names (``ms_optim.SGD(mp_optim.distinct_names(params), ...)``, ``mp_framework.compile``):
         its definition is then the very code a written call converts to, decided statically; only the runtime
         adapter (``mp_adapt``, a mapping looked up by name when called) is refused."""
-        parameters = factory_parameters(entry)
+        parameters = factory_parameters(entry, lambda text: torch_default(entry, text, self._attribute_source))
         if parameters is None:
             return None
         args = [cst.Arg(keyword=cst.Name(p.name), value=cst.Name(p.name), equal=NO_SPACE_EQUAL)
@@ -2325,6 +2326,13 @@ class TableCallTransform(Rule):
         name = factory_name(entry, taken)
         return name, factory_def(name, entry, parameters, built, code_of(built.func), branches, self._sizes(entry))
 
+    def _attribute_source(self, torch_name: str) -> str | None:
+        """A torch attribute (``torch.distributed.ReduceOp.SUM``, ``torch.long``) as the file's MindSpore source
+        (its import scheduled), by its own entry; None where no entry maps it."""
+        entry = self.ctx.registry.lookup(torch_name)
+        target = entry.resolve(self.ctx.options.target)[0] if entry is not None and entry.kind == "attribute" else None
+        return self.ctx.target_text(target) if target is not None and not target.startswith(".") else None
+
     def _refused_construction(self, func: cst.BaseExpression, entry):
         """A ``function`` entry (an optimizer, a torch function) with ``unsupported`` parameters that MindSpore's
         target lacks (RAdam's ``decoupled_weight_decay`` and ``maximize``): (the construction without them, their
@@ -2344,7 +2352,7 @@ class TableCallTransform(Rule):
             reason = entry.unsupported[name].replace("{", "{{").replace("}", "}}")
             message = f"{entry.torch}: argument {name}={{{name}!r}} is not supported: {reason}"
             test = {"None": f"{name} is not None", "False": name, "True": f"not {name}"}.get(
-                spec.default, f"{name} != {spec.default}")
+                spec.default, f"{name} != {torch_default(entry, spec.default, self._attribute_source)}")
             guards.append((test, f"raise TypeError(f{message!r})"))
         return made, tuple(guards)
 
