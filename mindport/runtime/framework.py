@@ -8,6 +8,7 @@ name is the target of a mapping entry (``mindport/mappings/data/framework.toml``
 from __future__ import annotations
 
 import collections.abc
+import enum
 import math
 
 import mindspore as ms
@@ -58,6 +59,39 @@ single = _named(ntuple(1), "_single")
 pair = _named(ntuple(2), "_pair")
 triple = _named(ntuple(3), "_triple")
 quadruple = _named(ntuple(4), "_quadruple")
+
+
+class _KernelChoice:
+    """What kernel_choice gives: a context manager and a decorator that change nothing."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __call__(self, fn):
+        return fn
+
+
+def kernel_choice(*args, **kwargs):
+    """``torch.nn.attention.sdpa_kernel(backends)``, ``torch.backends.cuda.sdp_kernel(enable_flash=...)``,
+    ``torch.backends.cuda.enable_flash_sdp(True)``: which of torch's attention kernels may run. They change speed and
+    rounding, not the result's meaning, and MindSpore chooses its own kernel: a context manager and decorator that
+    does nothing (None where torch's own gives None, a statement). In a model's methods the converter writes the
+    block's body alone (KernelChoiceTransform): a static graph compiles no Python context manager."""
+    return _KernelChoice()
+
+
+class SDPBackend(enum.IntEnum):
+    """``torch.nn.attention.SDPBackend``: torch's attention kernels, with torch's values, so lists and dicts of them
+    (handed to kernel_choice) compare and print as torch's do."""
+    ERROR = -1
+    MATH = 0
+    FLASH_ATTENTION = 1
+    EFFICIENT_ATTENTION = 2
+    CUDNN_ATTENTION = 3
+    OVERRIDEABLE = 4
 
 
 def wrap(fn_or_name):

@@ -37,6 +37,8 @@ from mindport.migrator.rules.loop_else import LoopElseTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
 from mindport.migrator.rules.iter_next import IterNextTransform
 from mindport.migrator.rules.list_sort import ListSortTransform
+from mindport.migrator.rules.kernel_choice import KernelChoiceTransform
+from mindport.migrator.rules.namedtuple_dict import NamedTupleDictTransform
 from mindport.migrator.rules.self_cache import SelfCacheTransform
 from mindport.migrator.rules.set_keys import SetKeysTransform
 from mindport.migrator.rules.shadowed_globals import ShadowedGlobalTransform
@@ -102,6 +104,7 @@ RULES = (
     EinopsPatternTransform,       # einops.rearrange/reduce/repeat, literal pattern -> reshape/transpose/...
     SizeTupleTransform,           # torch.Size(s) in a model method reading no numel()/isinstance -> tuple(s) (GRAPH_MODE)
     PackedFieldTransform,         # packed.data in a model method -> packed[0]; PackedSequence(...) -> packed_sequence
+    KernelChoiceTransform,        # with sdpa_kernel(backends): in a model method -> its body (GRAPH_MODE: no context)
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     LayerInitCallTransform,       # a layer subclass's reset_parameters: called after the base __init__, as torch's does
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
@@ -132,6 +135,7 @@ RULES = (
     ExactTypeTestTransform,       # type(x) is tuple in a model method -> isinstance(x, tuple) and ... (GRAPH_MODE folds)
     MathCallTransform,            # math.sqrt(n) in a model method -> mp_graph_safe.math_call(math.sqrt, n) (GRAPH_MODE)
     CallableTestTransform,        # d() if isfunction(d) else d -> mp_graph_safe.callable_test(isfunction, d) (GRAPH_MODE)
+    NamedTupleDictTransform,      # config._asdict() in a model method -> dict(zip(config._fields, config)) (GRAPH_MODE)
     ZipStrictTransform,           # zip(a, b, strict=False) in a model method -> zip(a, b) (GRAPH_MODE's zip: no strict)
     AugAssignRebindTransform,     # x += e before x[...] += m in a model method -> x = x + e (GRAPH_MODE lost the item write)
     ViewWriteBackTransform,       # v = y[0]; v += 1 -> then y = mp_inplace.view_update(y, steps, v) (torch's views share)
@@ -149,6 +153,7 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTra
                         PackedFieldTransform, GraphContainerTransform,
                         ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
                         LoopElseTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
+                        KernelChoiceTransform, NamedTupleDictTransform,
                         AugAssignRebindTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform,
                         MathCallTransform)  # they act in model classes
