@@ -79,7 +79,7 @@ def kernel_choice(*args, **kwargs):
     ``torch.backends.cuda.enable_flash_sdp(True)``: which of torch's attention kernels may run. They change speed and
     rounding, not the result's meaning, and MindSpore chooses its own kernel: a context manager and decorator that
     does nothing (None where torch's own gives None, a statement). In a model's methods the converter writes the
-    block's body alone (KernelChoiceTransform): a static graph compiles no Python context manager."""
+    block's body alone (InertContextTransform): a static graph compiles no Python context manager."""
     return _KernelChoice()
 
 

@@ -37,7 +37,7 @@ from mindport.migrator.rules.loop_else import LoopElseTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
 from mindport.migrator.rules.iter_next import IterNextTransform
 from mindport.migrator.rules.list_sort import ListSortTransform
-from mindport.migrator.rules.kernel_choice import KernelChoiceTransform
+from mindport.migrator.rules.inert_contexts import InertContextTransform
 from mindport.migrator.rules.namedtuple_dict import NamedTupleDictTransform
 from mindport.migrator.rules.self_cache import SelfCacheTransform
 from mindport.migrator.rules.set_keys import SetKeysTransform
@@ -104,7 +104,7 @@ RULES = (
     EinopsPatternTransform,       # einops.rearrange/reduce/repeat, literal pattern -> reshape/transpose/...
     SizeTupleTransform,           # torch.Size(s) in a model method reading no numel()/isinstance -> tuple(s) (GRAPH_MODE)
     PackedFieldTransform,         # packed.data in a model method -> packed[0]; PackedSequence(...) -> packed_sequence
-    KernelChoiceTransform,        # with sdpa_kernel(backends): in a model method -> its body (GRAPH_MODE: no context)
+    InertContextTransform,        # with sdpa_kernel(b): / autocast / nullcontext in a model method -> its body (GRAPH_MODE)
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     LayerInitCallTransform,       # a layer subclass's reset_parameters: called after the base __init__, as torch's does
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
@@ -153,7 +153,7 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTra
                         PackedFieldTransform, GraphContainerTransform,
                         ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
                         LoopElseTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
-                        KernelChoiceTransform, NamedTupleDictTransform,
+                        InertContextTransform, NamedTupleDictTransform,
                         AugAssignRebindTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform,
                         MathCallTransform)  # they act in model classes
