@@ -62,6 +62,8 @@ _MS_TABLE = "__import__('mindport.discovery.passthrough_ms', fromlist=['table'])
 
 _PATH_NAMES = r"(^|_)(filename|fname|filepath|dir|folder|url)$|file$|path$"
 
+_TENSOR_ANNOTATION = r"(torch\.)?(Tensor|FloatTensor|LongTensor|IntTensor|DoubleTensor)"
+
 _PLURAL_SIZES = r"(^|_)(dims|sizes|channels_list|hidden_dims|layers|blocks|num_blocks|depths|strides|units|filters)$"
 
 
@@ -78,6 +80,13 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
     ann = annotation.replace(" ", "")
     if re.fullmatch(r"(batch_?size|batch|bsz|bs|n_batch|num_batch)", low) and ann in ("", "int"):
         return "2"  # the batch the inputs are drawn with (a model that builds its state as zeros(1, batch_size, h))
+    if re.fullmatch(_TENSOR_ANNOTATION, ann):
+        # a tensor the constructor is handed (bohyunshin/recommender's ``Model(user_ids: torch.Tensor, item_ids:
+        # torch.Tensor, num_users: int, ...)``, stored by the base class; a mask or a table): the same values on
+        # both sides (prove.ms_ctor converts the text), ids as ids (0 .. n-1), any other as distinct floats
+        if _INTEGER_ANNOTATION.fullmatch(ann) or re.search(r"(^|_)(ids?|idx|index|indices|labels?|tokens?)$", low):
+            return f"torch.arange({default_int})"
+        return f"torch.linspace(0.5, 1.5, {default_int})"
     if re.search(_MODULE_ARGS, low) or ann in ("nn.Module", "Module", "torch.nn.Module"):
         return _IDENTITY
     if re.search(_ACTIVATION_ARGS, low) and ann in ("", "Callable", "nn.Module", "Type[nn.Module]"):
@@ -127,7 +136,10 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
                                    r"(^|_)p$", low):
         return "0.0" if re.search(r"drop|prob|(^|_)p$|rate$", low) else "1.0"
     if ann in ("str",):
-        return None
+        # a required string nothing names (bohyunshin/recommender's ``loss_name: str``, stored by the base class and
+        # read by the training code only): its own name, as a last resort (a string that picks something fails as
+        # no value did)
+        return repr(name) if last_resort else None
     members = _union_members(ann)
     if members and not re.search(_PLURAL_SIZES, low):
         # ``Union[int, Tuple[int, int]]``, ``int | tuple``: the value of the first kind that has one (a size's int
@@ -851,6 +863,8 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
     layered = _layered_value(param, size)
     if layered is not None:
         return layered
+    if re.fullmatch(_TENSOR_ANNOTATION, (param.get("annotation") or "").replace(" ", "")):
+        return None  # a tensor the annotation names, whose .shape the class reads: small_value's tensor, no namespace
     if use == "callable":
         return _IDENTITY
     if use == "class":  # a block class of the project (scan.py's ``_block_classes``), named in the model's module
@@ -1177,6 +1191,7 @@ def _grid_specs(model, specs: list[str]) -> list[str]:
 _STATE_NAMES = re.compile(r"(hidden|hiddens|hidden_states?|hx|hc|h|h0|h_0|h_c|hid|states?|prev_(state|hidden)s?|"
                           r"last_hidden|rnn_state|recurrent_state|init_state|(cur|curr|current|last)_(state|hidden)s?|"
                           r"h_prev|hidden_prev|state_prev)")
+_CELL_STATE_NAMES = re.compile(r"c|c0|c_0|cx|cell|cell_state|c_prev|prev_cell|c_t|ct")
 _CONV_STATE_WIDTHS = ("hidden_dim", "hidden_channels", "hidden_size", "hid_dim", "num_hidden", "hidden", "nhid",
                       "n_hidden", "hidden_features")
 _STATE_INITS = ("init_hidden", "initHidden", "init_hidden_state", "init_state", "initial_state", "init_states",
@@ -1203,8 +1218,8 @@ def _model_forms(model, param: dict, spec: str) -> list[str]:
     handed = _handed_layer(model, param)
     if handed is not None:  # the layer the forward hands it to (``self.embed(y)``) says its form
         return _handed_forms(handed, dims, rest.startswith("int"))
-    if _STATE_NAMES.fullmatch(low):
-        return _state_forms(model, dims)
+    if _STATE_NAMES.fullmatch(low) or _CELL_STATE_NAMES.fullmatch(low):
+        return _state_forms(model, dims, cell=bool(_CELL_STATE_NAMES.fullmatch(low)))
     widths = [m.embedding_dim for m in model.modules() if isinstance(m, nn.Embedding)]
     if rest.startswith("int") and len(dims) == 2 and widths and _FLOAT_BESIDE_TOKENS.search(low) \
             and "mask" not in low:
@@ -1332,9 +1347,9 @@ def _handed_forms(layer, dims: list[int], tokens: bool) -> list[str]:
     return []
 
 
-def _state_forms(model, dims: list[int]) -> list[str]:
+def _state_forms(model, dims: list[int], cell: bool = False) -> list[str]:
     """A recurrent state's forms for an input of shape ``dims`` (``_model_forms``); the batch is the input's first
-    or second axis (a sequence-first recurrent layer)."""
+    or second axis (a sequence-first recurrent layer). ``cell``: an LSTM's cell state handed alone (``c_0``)."""
     import inspect
 
     import torch
@@ -1377,9 +1392,13 @@ def _state_forms(model, dims: list[int]) -> list[str]:
         for batch in order if len(dims) >= 2 else [None]:
             lead = f"{layers}x{batch}" if batch is not None else f"{layers}"
             h = f"{lead}x{getattr(rnn, 'proj_size', 0) or rnn.hidden_size}:float32"
-            form = f"({h}, {lead}x{rnn.hidden_size}:float32)" if isinstance(rnn, nn.LSTM) else h
-            if form not in out:
-                out.append(form)
+            c = f"{lead}x{rnn.hidden_size}:float32"
+            # an LSTM's (h, c) pair; its two halves handed as arguments of their own (TAnoGAN's ``forward(x, h_0,
+            # c_0)``: ``self.lstm(x, (h_0, c_0))``), each alone after it; a cell state named as one, that alone
+            forms = [c] if cell else [f"({h}, {c})", h] if isinstance(rnn, nn.LSTM) else [h]
+            for form in forms:
+                if form not in out:
+                    out.append(form)
     return out
 
 
@@ -2156,22 +2175,33 @@ def _fixed_length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     if m:
         a, b = int(m.group(1)), int(m.group(2))
         pairs = [(a, b), (b, a)]  # either side may be the input's
+    broadcast = re.search(r"broadcast a dimension of length (\d+) at (-\d+)!.*broadcastable to \[([\d, ]+)\]",
+                          problem, re.S)
+    if broadcast:  # an in-place update of the model's own table by the input's ("gaussian /= ...")
+        target = [int(v) for v in broadcast.group(3).split(",")]
+        at = int(broadcast.group(2))
+        if -len(target) <= at:
+            pairs = [(int(broadcast.group(1)), target[at])]
     out = []
+    # a rank-2 input may be a model's whole unbatched sequence (spencerbraun/anomaly_transformer_pytorch's
+    # AnomalyAttention(N, d_model) takes x of N x d_model: its (N, N) prior against the 2 rows drawn, "The size of
+    # tensor a (16) must match the size of tensor b (2) at non-singleton dimension 0"): its leading axis too, last
+    axes = [*range(1, len(dims)), *([0] if len(dims) == 2 else [])]
     for got, wanted in pairs:
         if got <= 1 or wanted <= 1:
             continue
-        axis = next((i for i in range(1, len(dims)) if dims[i] == got), None)
-        if axis is None:
-            continue
-        new = list(dims)
-        new[axis] = wanted
-        elements = 1
-        for v in new:
-            elements *= v
-        spec = "x".join(map(str, new)) + ":" + rest
-        if elements <= MAX_ELEMENTS and spec not in out:
-            out.append(spec)
-        if m is not None:
+        for axis in (i for i in axes if dims[i] == got):
+            new = list(dims)
+            new[axis] = wanted
+            elements = 1
+            for v in new:
+                elements *= v
+            spec = "x".join(map(str, new)) + ":" + rest
+            if elements <= MAX_ELEMENTS and spec not in out:
+                out.append(spec)
+            if axis != 0:
+                break  # the first non-batch axis of that size
+        if out and m is not None and len(dims) != 2:
             break  # the input's side found: the other side is the table's
     return out
 
