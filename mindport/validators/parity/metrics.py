@@ -13,7 +13,9 @@ Only numpy is used here: the parent process compares what the two side processes
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import types
 
 import numpy as np
 
@@ -61,6 +63,12 @@ def flatten_outputs(obj, key: str = "output", kinds: dict | None = None) -> list
         for i, v in enumerate(obj):
             out += flatten_outputs(v, f"{key}[{i}]", kinds)
         return out
+    if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinFunctionType, functools.partial)):
+        # a function handed back beside the tensors (lucidrains/iTransformer's RevIN returns ``rescaled,
+        # reverse_fn``, a closure that undoes the normalisation): no numbers of its own to compare; the tensors are
+        if kinds is not None:
+            kinds[key] = "function"
+        return []
     if _is_distribution(obj):  # a policy head's Categorical / Normal (RL code): the tensors that define it
         if kinds is not None:
             kinds[key] = "distribution"

@@ -210,6 +210,7 @@ class MindSporeSide:
             traceback.print_exc()  # the whole stack to this side's log
         finally:
             ms.set_context(mode=previous)
+        self.functions_out = [k for k, v in kinds.items() if v == "function"]  # read by graph()
         if records is not None:
             finish_records(records, ms_config, "construct", extra=lambda c: {"mapped_torch": mapped_torch_name(c)})
         return {"outputs": outputs, "kinds": kinds, "records": records, "started": started, "error": error,
@@ -257,6 +258,10 @@ class MindSporeSide:
         if objects:  # a static graph takes tensors, tuples, lists and dicts as its inputs, not an object
             return {"skipped": f"an input read by attribute ({objects[0]!r}): a static graph takes tensors, tuples "
                                "and dicts, so GRAPH_MODE is not run on it"}
+        functions = getattr(self, "functions_out", None)
+        if functions:  # a closure handed back (RevIN's ``reverse_fn``): "Function in output is not supported"
+            return {"skipped": f"the forward returns a function ({functions[0]}): a static graph returns tensors, "
+                               "tuples, lists and dicts, so GRAPH_MODE is not run on it"}
         previous = ms.get_context("mode")
         self.cell.set_train(False)
         try:
