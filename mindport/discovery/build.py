@@ -2211,9 +2211,21 @@ def _length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     a padding wider than the signal ("padding (2048, 2048) at dimension 2 of input [2, 1, 16]": nnAudio's CQT pads
     its waveform by half its longest kernel) or a kernel longer than the input ("Calculated padded input size per
     channel: (38). Kernel size: (251)"): each such axis the smallest power of two at least twice the window, within
-    the input size cap. [] otherwise."""
+    the input size cap. Integer tokens embedded and convolved as an image, (sequence x width) by a (k x width) kernel
+    (a text CNN: "Calculated padded input size per channel: (2 x 16). Kernel size: (16 x 16)", the 2 tokens of a
+    sequence-first ``text.permute(1, 0)``): the input's axis of that sequence length, long enough. [] otherwise."""
     if rest.startswith("int"):
-        return []
+        m = re.search(r"input size per channel: \((\d+) x (\d+)\)\. Kernel size: \((\d+) x (\d+)\)", problem)
+        if m is None or int(m.group(2)) != int(m.group(4)) or int(m.group(3)) <= int(m.group(1)):
+            return []
+        axis = next((i for i, d in enumerate(dims) if d == int(m.group(1))), None)
+        if axis is None:
+            return []
+        out, length = list(dims), 1
+        while length < 2 * int(m.group(3)):
+            length *= 2
+        out[axis] = length
+        return _changed_form(out, dims, rest)
     m = re.search(r"[Pp]adding size should be less than the corresponding input dimension, but got: padding "
                   r"\((\d+), (\d+)\)", problem)
     if m:

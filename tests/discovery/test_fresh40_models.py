@@ -219,3 +219,34 @@ def test_a_function_returned_beside_the_tensors_is_not_compared(tmp_path):
     result = prove_files(tmp_path, {"revin.py": RETURNS_A_FUNCTION}, None)["revin.py:RevIN"]
     assert result["status"] == "proven", result
     assert {d["graph"] for d in result["draws"]} == {"skipped"}, result["draws"]
+
+
+SEQUENCE_FIRST_TEXT_CNN = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class CNN(nn.Module):
+    def __init__(self, vocab_size, embedding_dim, n_filters, filter_sizes, output_dim, dropout):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embedding_dim)
+        self.convs = nn.ModuleList([nn.Conv2d(1, n_filters, (fs, embedding_dim)) for fs in filter_sizes])
+        self.fc = nn.Linear(len(filter_sizes) * n_filters, output_dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, text):
+        text = text.permute(1, 0)  # [sent len, batch] -> [batch, sent len]
+        embedded = self.embedding(text).unsqueeze(1)
+        conved = [F.relu(conv(embedded)).squeeze(3) for conv in self.convs]
+        pooled = [F.max_pool1d(c, c.shape[2]).squeeze(2) for c in conved]
+        return self.fc(self.dropout(torch.cat(pooled, dim=1)))
+'''
+
+
+def test_a_sequence_first_text_cnn_gets_a_sequence_as_long_as_its_widest_filter(tmp_path):
+    # luciusssss/text-classification's CNNs take [sent len, batch] tokens: our 2 x 16 ids became 2 tokens of a batch
+    # of 16 against filters of 16 ("Calculated padded input size per channel: (2 x 16). Kernel size: (16 x 16)"):
+    # not-built, 4 of 9 classes. build._length_hint grows that axis of an integer input too.
+    result = prove_files(tmp_path, {"textcnn.py": SEQUENCE_FIRST_TEXT_CNN}, None)["textcnn.py:CNN"]
+    assert result["status"] == "proven", result
