@@ -250,3 +250,30 @@ def test_a_sequence_first_text_cnn_gets_a_sequence_as_long_as_its_widest_filter(
     # not-built, 4 of 9 classes. build._length_hint grows that axis of an integer input too.
     result = prove_files(tmp_path, {"textcnn.py": SEQUENCE_FIRST_TEXT_CNN}, None)["textcnn.py:CNN"]
     assert result["status"] == "proven", result
+
+
+FROM_PRETRAINED_THROUGH_AN_OBJECT = '''
+import torch
+from torch import nn
+
+
+class TwoTables(nn.Module):
+    def __init__(self, vocab=12, dim=8):
+        super().__init__()
+        table = torch.linspace(-1.0, 1.0, vocab * dim).reshape(vocab, dim)
+        self.embedding = nn.Embedding(vocab, dim)
+        self.embedding = self.embedding.from_pretrained(table, freeze=False)
+        self.static = nn.Embedding(vocab, dim).from_pretrained(table * 2)
+        self.out = nn.Linear(dim, 3)
+
+    def forward(self, tokens):
+        return self.out(self.embedding(tokens) + self.static(tokens))
+'''
+
+
+def test_a_layer_classmethod_called_through_an_object_of_the_layer(tmp_path):
+    # Doragd/Text-Classification-PyTorch: ``self.embedding = self.embedding.from_pretrained(w, freeze=...)`` and
+    # ``nn.Embedding(v, d).from_pretrained(w)``: "The 'Embedding' object has no attribute 'from_pretrained'"
+    # (ms-failed). The classmethod's own entry (TableCallTransform._classmethod_through_layer).
+    result = prove_files(tmp_path, {"tables.py": FROM_PRETRAINED_THROUGH_AN_OBJECT}, None)["tables.py:TwoTables"]
+    assert result["status"] == "proven", result

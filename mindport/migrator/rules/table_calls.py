@@ -187,6 +187,10 @@ WRAPS_MODULE = frozenset(("torch.nn.utils.weight_norm", "torch.nn.utils.spectral
                           "torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm"))
 
 
+# torch layer classmethods code calls through an object of the layer (they build a new one)
+_LAYER_CLASSMETHODS = frozenset({"from_pretrained"})
+
+
 class TableCallTransform(Rule):
     """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
 
@@ -1587,6 +1591,29 @@ class TableCallTransform(Rule):
             scope = scope.parent
         return False
 
+    def _classmethod_through_layer(self, func) -> str | None:
+        """``self.embedding.from_pretrained(w)`` (the layer built in ``__init__`` as ``nn.Embedding(...)``) and
+        ``nn.Embedding(v, d).from_pretrained(w)``: a classmethod of torch's layer called through one of its objects,
+        which builds a new layer as the class's call does (MindSpore's Embedding has no such method: "The 'Embedding'
+        object has no attribute 'from_pretrained'", Doragd/Text-Classification-PyTorch). The classmethod's own name
+        (``torch.nn.Embedding.from_pretrained``) where it has an entry and the object's class is known; else None."""
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _LAYER_CLASSMETHODS:
+            return None
+        owner = func.value
+        if isinstance(owner, cst.Call):
+            calls = [owner]
+        elif isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self" \
+                and self._class_layers:
+            calls = [c for c in self._class_layers[-1].get(owner.attr.value) or []  # (its own rebinding left out)
+                     if not (isinstance(c.func, cst.Attribute) and c.func.attr.value in _LAYER_CLASSMETHODS)]
+        else:
+            return None
+        classes = {self.scope.resolve_torch(c.func) for c in calls if isinstance(c, cst.Call)}
+        if len(calls) == 0 or len(classes) != 1 or None in classes:
+            return None
+        qual = f"{classes.pop()}.{func.attr.value}"
+        return qual if self.ctx.registry.lookup(qual) is not None else None
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node) in self.ctx.handled:
             return updated_node
@@ -1595,7 +1622,7 @@ class TableCallTransform(Rule):
             if bound is not None:
                 self.ctx.converted_sites += 1
                 return bound
-        qual = self.scope.resolve_torch(original_node.func)
+        qual = self.scope.resolve_torch(original_node.func) or self._classmethod_through_layer(original_node.func)
         if qual is None:
             return self._method_call(original_node, updated_node)
         entry = self.ctx.registry.lookup(qual)
