@@ -61,6 +61,7 @@ triple = _named(ntuple(3), "_triple")
 quadruple = _named(ntuple(4), "_quadruple")
 
 
+@ms.jit_class
 class _KernelChoice:
     """What kernel_choice gives: a context manager and a decorator that change nothing."""
 
