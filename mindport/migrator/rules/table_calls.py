@@ -141,6 +141,34 @@ def _fresh_receiver(expr, resolve) -> bool:
 
 
 
+def _draw_term(term: tuple, bound: dict) -> "cst.BaseExpression | None":
+    """A FRESH_DRAWS scale or shift with the call's arguments: ``((p, d),)`` is p's argument (None when p is not given
+    and its default ``d`` is 0 or 1, the neutral value of the shift or the scale); ``((p, dp), (q, dq))`` is ``p - q``
+    (each absent one its default; None when both are absent: the neutral 1 - 0)."""
+    if len(term) == 1:
+        (name, _default), = term
+        return bound.get(name)
+    (left, left_default), (right, right_default) = term
+    if left not in bound and right not in bound:
+        return None
+    if right not in bound and right_default == 0:
+        return bound[left]
+    return cst.BinaryOperation(left=_parenthesized(bound.get(left, cst.Integer(str(left_default)))),
+                               operator=cst.Subtract(),
+                               right=_parenthesized(bound.get(right, cst.Integer(str(right_default)))))
+
+
+def _parenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` as an operand of ``*``, ``+`` or ``-`` (the right one): in parentheses unless it is an atom, a call,
+    an attribute, a subscript or a negated number."""
+    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Call, cst.Attribute,
+                         cst.Subscript)) or expr.lpar or (
+            isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus))
+            and isinstance(expr.expression, (cst.Name, cst.Integer, cst.Float, cst.Attribute))):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
 def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
     """``y.transpose(1, 2)`` with two literal axes, one of them 2 or more: torch's swap of two axes of a tensor of 3
     or more dimensions, whatever ``y`` is (numpy's transpose takes every axis, so two axes fit only a 2-D array,
@@ -1753,6 +1781,8 @@ class TableCallTransform(Rule):
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
             return updated_node
         fill = self._fresh_fill(original_node, updated_node)
+        if fill is None:  # torch.rand(n).uniform_(-0.1, 0.1): a draw shaped like the new tensor
+            fill = self._fresh_draw(original_node, updated_node)
         if fill is not None:  # torch.zeros(1, 1, dim).fill_(eps): ops.full_like of the new tensor
             self.ctx.converted_sites += 1
             return fill
@@ -1893,6 +1923,37 @@ class TableCallTransform(Rule):
         return cst.Call(func=self.ctx.target_expr(FRESH_FILLS[func.attr.value]),
                         args=fix_commas([cst.Arg(value=updated.func.value),
                                          cst.Arg(value=args[0].value)]))
+
+    def _fresh_draw(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        """``x.uniform_(a, b)`` whose receiver nothing else holds (_fresh_receiver: the attentions' ``nn.Parameter(
+        torch.rand(n).uniform_(-0.1, 0.1))``, CaiT's ``torch.zeros(num_layers).uniform_(0., 1.) < dropout``) and whose
+        result is read (not a statement): the runtime uniform_ exists because MindSpore has no CPU kernel for the
+        in-place draw, and writes ``ops.rand * (to - from) + from`` into its receiver; with no receiver anyone else
+        reads, that value alone is the result: MindSpore's own ``ops.rand_like(receiver) * (to - from) + from``
+        (FRESH_DRAWS; rand_like keeps the receiver's shape and floating dtype, a Python number keeps it in the
+        arithmetic). A ``generator=``, a starred or unknown argument: None (the runtime's, which draws from that
+        generator's stream)."""
+        func = original.func
+        draw = FRESH_DRAWS.get(func.attr.value)
+        if draw is None or id(original) in self._statement_calls \
+                or not _fresh_receiver(func.value, self.scope.resolve_torch):
+            return None
+        target, params, scale, shift = draw
+        bound: dict[str, cst.BaseExpression] = {}
+        for index, arg in enumerate(updated.args):
+            name = arg.keyword.value if arg.keyword is not None else (params[index] if index < len(params) else None)
+            if arg.star or name not in params or name in bound:
+                return None
+            bound[name] = arg.value
+        value: cst.BaseExpression = cst.Call(func=self.ctx.target_expr(target), args=[cst.Arg(value=updated.func.value)])
+        factor = _draw_term(scale, bound)
+        if factor is not None:
+            value = cst.BinaryOperation(left=value, operator=cst.Multiply(), right=_parenthesized(factor))
+        offset = _draw_term(shift, bound)
+        if offset is not None:
+            value = cst.BinaryOperation(left=value, operator=cst.Add(), right=_parenthesized(offset))
+        return value if factor is None and offset is None else value.with_changes(lpar=[cst.LeftParen()],
+                                                                                   rpar=[cst.RightParen()])
 
     def _sized_constructor(self, qual: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
         """``torch.Tensor(heads, d_head)`` (the attentions' ``nn.Parameter(torch.Tensor(h, d))`` before an init),
@@ -2837,6 +2898,12 @@ TORCH_DTYPE_NAMES = frozenset({"float", "float32", "float64", "double", "float16
 # holds, read in an expression (TableCallTransform._fresh_fill)
 FRESH_FILLS = {"fill_": "mindspore.ops.full_like", "zero_": "mindspore.ops.zeros_like"}
 FRESH_ZEROS = frozenset({"zero_"})  # of these, the ones that take no value
+
+# in-place random fills -> (MindSpore's standard draw shaped like its argument, in its floating dtype; the torch
+# parameters in order; the scale and the shift of the draw, as (parameter, default) terms: ("to", 1) - ("from_", 0) is
+# ``to - from_``), on a receiver nothing else holds, read in an expression (TableCallTransform._fresh_draw): the value is
+# ``draw(receiver) * scale + shift``, the runtime's own value with no receiver to write it into
+FRESH_DRAWS = {"uniform_": ("mindspore.ops.rand_like", ("from_", "to"), (("to", 1), ("from_", 0)), (("from_", 0),))}
 
 # torch's legacy constructors given sizes alone -> the dtype of MindSpore's zeros of those sizes
 # (TableCallTransform._sized_constructor)
