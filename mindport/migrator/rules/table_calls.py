@@ -131,6 +131,8 @@ def _fresh_receiver(expr, resolve) -> bool:
         return False
     if resolve(expr.func) in _FRESH_FUNCTIONS:
         return True
+    if resolve(expr.func) in SIZED_CONSTRUCTORS and (_visible_sizes(expr) or _number_data(expr, True)):
+        return True  # torch.Tensor(h, d), torch.FloatTensor((b, 1, 1, 1)): a new tensor of sizes or copied data
     func = expr.func
     if not isinstance(func, cst.Attribute) or resolve(func) is not None:
         return False
@@ -1639,6 +1641,8 @@ class TableCallTransform(Rule):
         if qual in _LEGACY_CONSTRUCTORS:
             updated_node = _sizes_starred(original_node, updated_node, self.scope)
             sized = self._sized_constructor(qual, original_node, updated_node)
+            if sized is None:  # torch.FloatTensor((b, 1, 1, 1)): a tensor of those numbers
+                sized = self._data_constructor(qual, original_node, updated_node)
             if sized is not None:  # torch.Tensor(heads, d): zeros of those sizes
                 self.ctx.converted_sites += 1
                 return sized
@@ -1967,6 +1971,19 @@ class TableCallTransform(Rule):
         sizes = cst.Tuple([cst.Element(a.value) for a in updated.args])
         return cst.Call(func=self.ctx.target_expr("mindspore.ops.zeros"),
                         args=[cst.Arg(sizes), cst.Arg(self.ctx.target_expr(dtype))])
+
+    def _data_constructor(self, qual: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        """``torch.FloatTensor((x.shape[0], 1, 1, 1))`` (MaxViT's dropsample), ``torch.LongTensor([n, 1])``: a legacy
+        constructor given one list or tuple display of Python numbers by construction (:func:`_number_data`), which
+        torch reads as data (a sequence is never sizes), copied into a new tensor of the class's dtype: MindSpore's
+        ``ms.Tensor((x.shape[0], 1, 1, 1), ms.float32)``, the runtime constructor's own value for such data. None
+        otherwise (a name, a tensor, sizes, a display holding anything else: the runtime constructor decides)."""
+        dtype = SIZED_CONSTRUCTORS.get(qual)
+        if dtype is None or not _number_data(original, dtype in DATA_CONSTRUCTOR_FLOATS) \
+                or len(updated.args) != 1:
+            return None
+        return cst.Call(func=self.ctx.target_expr("mindspore.Tensor"),
+                        args=[cst.Arg(updated.args[0].value), cst.Arg(self.ctx.target_expr(dtype))])
 
     def _fresh_out_of_place(self, call: cst.Call):
         """The out-of-place entry (``torch.Tensor.triu`` for ``triu_``, same signature) of an in-place method that
@@ -2775,6 +2792,39 @@ def _visible_sizes(call) -> bool:
         and (len(args) > 1 or isinstance(args[0].value, cst.Integer))
 
 
+def _number_data(call, floats: bool) -> bool:
+    """One positional argument, a list or tuple display of one or more elements each a Python number by
+    construction: an integer literal (a float literal too when ``floats``), a sign of one, ``X.shape[i]``,
+    ``X.size(i)`` (an integer literal ``i``), ``len(...)``, or ``+ - * //`` of those. No star, no keyword."""
+    args = call.args if isinstance(call, cst.Call) else ()
+    if len(args) != 1 or args[0].star or args[0].keyword is not None:
+        return False
+    display = args[0].value
+    return isinstance(display, (cst.List, cst.Tuple)) and bool(display.elements) and all(
+        isinstance(e, cst.Element) and _python_number(e.value, floats) for e in display.elements)
+
+
+def _python_number(expr, floats: bool) -> bool:
+    if isinstance(expr, cst.Integer) or (floats and isinstance(expr, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return _python_number(expr.expression, floats)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+            expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)):
+        return _python_number(expr.left, floats) and _python_number(expr.right, floats)
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape" \
+            and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        index = expr.slice[0].slice.value
+        return isinstance(index, cst.Integer) or (isinstance(index, cst.UnaryOperation)
+                                                   and isinstance(index.expression, cst.Integer))
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size":
+        return len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None \
+            and _python_number(expr.args[0].value, False) and isinstance(expr.args[0].value, (cst.Integer,
+                                                                                               cst.UnaryOperation))
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len" \
+        and len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None
+
+
 def _sizes_starred(original: cst.Call, updated: cst.Call, scope) -> cst.Call:
     """``torch.FloatTensor(x.size())``, ``torch.Tensor(x.shape[1:])``, ``torch.cuda.FloatTensor(torch.Size([2, 3]))``:
     the one argument is a torch.Size, which a legacy constructor reads as sizes (a tensor of that shape), where any
@@ -2910,6 +2960,9 @@ FRESH_DRAWS = {"uniform_": ("mindspore.ops.rand_like", ("from_", "to"), (("to", 
 SIZED_CONSTRUCTORS = {"torch.Tensor": "mindspore.float32", "torch.FloatTensor": "mindspore.float32",
                       "torch.DoubleTensor": "mindspore.float64", "torch.LongTensor": "mindspore.int64",
                       "torch.IntTensor": "mindspore.int32", "torch.BoolTensor": "mindspore.bool_"}
+# of those dtypes, the floating ones: a float literal in their data is kept as it is (an integer dtype truncates it,
+# a bool one reads it as truth: only integers are taken for those; TableCallTransform._data_constructor)
+DATA_CONSTRUCTOR_FLOATS = frozenset({"mindspore.float32", "mindspore.float64"})
 
 
 # torch.nn.functional.normalize's runtime function: written with MindSpore's ops where its input is a name
