@@ -1,5 +1,5 @@
 """A legacy constructor given one list or tuple display of Python numbers by construction (MaxViT's dropsample
-``torch.FloatTensor((x.shape[0], 1, 1, 1)).uniform_() > self.prob``, ``torch.LongTensor([x.size(1), 2, -1])``) is
+``torch.FloatTensor((x.shape[0], 1, 1, 1), device = device).uniform_() > self.prob``, ``torch.LongTensor([x.size(1), 2, -1])``) is
 MindSpore's ``ms.Tensor(display, dtype)`` (TableCallTransform._data_constructor): torch reads a sequence as data,
 never as sizes, and copies it into a new tensor of the class's dtype; that new tensor is one nothing else holds, so
 an in-place draw or fill of it is MindSpore's own out-of-place value (_fresh_receiver). Data that may hold a tensor
@@ -23,10 +23,11 @@ SOURCE = textwrap.dedent("""
     class Legacy(nn.Module):
         def forward(self, x):
             keep = torch.FloatTensor((x.shape[0], 1, 1, 1)).uniform_() < 2.0
+            kept = torch.FloatTensor((x.shape[0], 1, 1, 1), device = x.device).uniform_() > -1.0
             ints = torch.LongTensor([x.size(1), 2, -1])
             floats = torch.Tensor([1.5, len(x), x.shape[-1] * 2])
             doubles = torch.DoubleTensor((-0.25, x.shape[0] // 2))
-            return keep, ints, floats, doubles
+            return keep, kept, ints, floats, doubles
 """)
 
 KEPT = textwrap.dedent("""
@@ -41,7 +42,7 @@ KEPT = textwrap.dedent("""
 def test_number_displays_are_mindspore_tensors_and_others_stay():
     code = convert_source(SOURCE).code
     assert "mp_tensor" not in code and "mp_inplace" not in code, code
-    assert "ms.Tensor((x.shape[0], 1, 1, 1), ms.float32)" in code, code
+    assert code.count("ops.rand_like(ms.Tensor((x.shape[0], 1, 1, 1), ms.float32))") == 2, code
     assert "ms.Tensor([x.shape[1], 2, -1], ms.int64)" in code, code
     kept = convert_source(KEPT).code
     assert kept.count("mp_tensor.") == 3, kept

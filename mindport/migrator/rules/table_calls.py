@@ -1979,11 +1979,11 @@ class TableCallTransform(Rule):
         ``ms.Tensor((x.shape[0], 1, 1, 1), ms.float32)``, the runtime constructor's own value for such data. None
         otherwise (a name, a tensor, sizes, a display holding anything else: the runtime constructor decides)."""
         dtype = SIZED_CONSTRUCTORS.get(qual)
-        if dtype is None or not _number_data(original, dtype in DATA_CONSTRUCTOR_FLOATS) \
-                or len(updated.args) != 1:
+        data = [a for a in updated.args if a.keyword is None]
+        if dtype is None or not _number_data(original, dtype in DATA_CONSTRUCTOR_FLOATS) or len(data) != 1:
             return None
         return cst.Call(func=self.ctx.target_expr("mindspore.Tensor"),
-                        args=[cst.Arg(updated.args[0].value), cst.Arg(self.ctx.target_expr(dtype))])
+                        args=[cst.Arg(data[0].value), cst.Arg(self.ctx.target_expr(dtype))])
 
     def _fresh_out_of_place(self, call: cst.Call):
         """The out-of-place entry (``torch.Tensor.triu`` for ``triu_``, same signature) of an in-place method that
@@ -2795,8 +2795,11 @@ def _visible_sizes(call) -> bool:
 def _number_data(call, floats: bool) -> bool:
     """One positional argument, a list or tuple display of one or more elements each a Python number by
     construction: an integer literal (a float literal too when ``floats``), a sign of one, ``X.shape[i]``,
-    ``X.size(i)`` (an integer literal ``i``), ``len(...)``, or ``+ - * //`` of those. No star, no keyword."""
-    args = call.args if isinstance(call, cst.Call) else ()
+    ``X.size(i)`` (an integer literal ``i``), ``len(...)``, or ``+ - * //`` of those. No star; no keyword but
+    ``device=`` (MaxViT's ``torch.FloatTensor((b, 1, 1, 1), device = device)``: MindSpore places no tensor, the
+    converter drops it)."""
+    args = [a for a in call.args if a.keyword is None or a.keyword.value != "device"] \
+        if isinstance(call, cst.Call) else ()
     if len(args) != 1 or args[0].star or args[0].keyword is not None:
         return False
     display = args[0].value
