@@ -35,6 +35,7 @@ from mindport.migrator.native_facts import (
     ValueFlow,
     absorbed_reduction,
     nonempty_last_extent,
+    unaliased_local_update,
     caller_floats_of,
     real_file,
     sequence_locals,
@@ -782,6 +783,7 @@ class TableCallTransform(Rule):
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
         self._observed_noted: set[int] = set()  # calls already reported as resting on an observation (MP108)
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
+        self._local_rebinds: set[int] = set()  # of those, updates of an unaliased local: name = <out of place>
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
         self._view_updates: dict[int, ViewChain] = {}  # an in-place call through torch views (narrow, diagonal ...)
 
@@ -909,6 +911,10 @@ class TableCallTransform(Rule):
         if chain is not None:
             return self._view_update(chain, updated_node)
         view = self._indexed_updates.pop(id(original_node.value), None)
+        if id(original_node.value) in self._local_rebinds and isinstance(original_node.value.func, cst.Attribute):
+            self._local_rebinds.discard(id(original_node.value))  # score.masked_fill_(m, v) of an unaliased local
+            return cst.Assign(targets=[cst.AssignTarget(target=original_node.value.func.value)],
+                              value=updated_node.value, semicolon=updated_node.semicolon)
         if view is None:
             return self._rebound_update(updated_node)
         call = updated_node.value  # the view as the rules left it: the receiver, or the runtime function's input
@@ -1791,7 +1797,7 @@ class TableCallTransform(Rule):
             self.ctx.converted_sites += 1
             return fill
         entry = self.ctx.registry.lookup(f"torch.Tensor.{func.attr.value}")
-        plain = self._fresh_out_of_place(original_node)
+        plain = self._fresh_out_of_place(original_node) or self._unaliased_update(original_node)
         if plain is not None:  # torch.empty(n, n).fill_(v).triu_(1): nothing else holds the receiver
             entry = plain
         method_name = func.attr.value if plain is None else plain.torch.rpartition(".")[2]
@@ -2007,6 +2013,34 @@ class TableCallTransform(Rule):
                 or [(p.name, p.default, p.kind) for p in plain.signature or ()] \
                 != [(p.name, p.default, p.kind) for p in inplace.signature or ()]:
             return None
+        return plain
+
+    def _unaliased_update(self, call: cst.Call):
+        """The out-of-place entry (as :meth:`_fresh_out_of_place` takes it: same signature, the in-place entry
+        ``keeps_dtype``) of an in-place method called as a statement on a local name whose tensor nothing else holds
+        (native_facts.unaliased_local_update: sooftware/attentions' ``score.masked_fill_(mask, -inf)`` after ``score
+        = torch.bmm(q, k.transpose(1, 2)) / sqrt(d)``): the statement becomes ``score = score.masked_fill(...)``
+        (leave_Expr, ``_local_rebinds``), MindSpore's own method, where the runtime's write-back into the object
+        served readers that here do not exist. None otherwise."""
+        func = call.func
+        name = func.attr.value
+        if not name.endswith("_") or id(call) not in self._statement_calls or not isinstance(func.value, cst.Name) \
+                or not self._functions:
+            return None
+        inplace = self.ctx.registry.lookup(f"torch.Tensor.{name}")
+        plain = self.ctx.registry.lookup(f"torch.Tensor.{name[:-1]}")
+        if inplace is None or not inplace.keeps_dtype or plain is None or plain.kind != "method" \
+                or not plain.supported or [(p.name, p.default, p.kind) for p in plain.signature or ()] \
+                != [(p.name, p.default, p.kind) for p in inplace.signature or ()]:
+            return None
+        resolve = self.scope.resolve_torch
+
+        def fresh(value) -> bool:
+            return isinstance(value, cst.BinaryOperation) or _fresh_receiver(value, resolve)
+
+        if not unaliased_local_update(self._functions[-1], call, func.value.value, fresh):
+            return None
+        self._local_rebinds.add(id(call))
         return plain
 
     def _new_object(self, expr) -> bool:
