@@ -33,6 +33,9 @@ fetched then; not filtered on parity): ``--only $(cat benchmarks/trials/runtime_
 On native38 (cross-call dtype facts, native_facts.CallerFloats): code-only 1474/16535 = 8.9 % -> 1460/16527 = 8.8 %,
 13/60 -> 13/60; ``--facts`` 1401/16505 = 8.5 % -> 1387/16497 = 8.4 %, 21/60 -> 21/60. The ceiling of parameter facts
 (every parameter of every function taken as floating, unsound, measured once): 1423/16505 = 8.6 %, still 13/60.
+On native40 (fresh random fills, legacy constructors of number data, filter/map lambdas over .parameters(), in-place
+updates of unaliased locals; from b551797a): code-only 1460/16527 = 8.8 % -> 1418/16525 = 8.6 %, 13/60 -> 13/60;
+``--facts`` 1387/16497 = 8.4 % -> 1345/16495 = 8.2 %, 21/60 -> 23/60 (vit/cait, vit/max_vit).
 """
 from __future__ import annotations
 

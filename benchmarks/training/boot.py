@@ -273,6 +273,23 @@ def _install_torch(mode, state):
     for name, kind in (("dropout", "element"), ("dropout1d", "1d"), ("dropout2d", "2d"), ("dropout3d", "3d")):
         setattr(_tF, name, shared_dropout(kind))
     _tF.scaled_dot_product_attention = _shared_sdpa(torch, _tF.scaled_dot_product_attention)
+    # Tensor.uniform_ called by the program (the script, its model files), not by torch itself (nn.init and the
+    # layers' reset_parameters, which mindport's initializers mirror from a stream of their own): the shared stream.
+    # The converter writes a draw into a tensor nothing else holds as MindSpore's own ops.rand_like (torch.rand(n)
+    # .uniform_(-0.1, 0.1), CaiT's torch.zeros(n).uniform_(0., 1.)), which draws the shared stream below; torch's
+    # own generator on this side parted the streams after such a fill. Any other uniform_ of the program reaches
+    # mindport.runtime.inplace.uniform_, whose ops.rand draws the shared stream too (not a stream of its own, see
+    # _install_mindspore): the same count of draws, and the same values, on both sides
+    real_uniform = torch.Tensor.uniform_
+
+    def shared_uniform(self, *a, generator=None, **k):
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if generator is not None or caller == "torch" or caller.startswith("torch."):
+            return real_uniform(self, *a, generator=generator, **k)
+        low, high = (list(a) + [k.get("from", 0.0), k.get("to", 1.0)][len(a):])[:2]
+        with torch.no_grad():
+            return self.copy_(torch.from_numpy(low + (high - low) * _stream.random_sample(tuple(self.shape))))
+    torch.Tensor.uniform_ = shared_uniform
     torch.normal = lambda mean, std=1.0, size=None, *a, dtype=None, **k: as_t(_normal(
         _value(mean), _value(std), None if size is None else _size((size,), {})), dtype, **k)
     # torch.distributions' reparameterised draws (Normal.rsample: loc + eps * scale, eps from `_standard_normal`,
@@ -454,8 +471,8 @@ def _install_mindspore(mode, state):
             finally:
                 ops.randn, ops.rand = shared
         return wrapped
-    for name in ("normal_", "uniform_", "cauchy_", "log_normal_", "exponential_", "geometric_", "bernoulli_",
-                 "random_"):
+    # (uniform_ aside: the program's uniform_ draws the shared stream on torch's side, see _install_torch)
+    for name in ("normal_", "cauchy_", "log_normal_", "exponential_", "geometric_", "bernoulli_", "random_"):
         if callable(getattr(mp_inplace, name, None)):
             setattr(mp_inplace, name, private(getattr(mp_inplace, name)))
     count = [0]

@@ -5614,6 +5614,46 @@ def _literal_vector(expr, resolve: Resolve) -> bool:
         and any(_number_literal(e.value) for e in elements)
 
 
+# ------------------------------------------------------------------------- in-place updates of unaliased locals
+
+def unaliased_local_update(function: "cst.FunctionDef | None", call: cst.Call, name: str,
+                           fresh: Callable[[cst.BaseExpression], bool]) -> bool:
+    """Does the in-place method call ``name.m_(...)`` (a whole statement of ``function``) update a tensor no other
+    name or object holds, so that rebinding ``name`` to the out-of-place result is the same program? Every binding of
+    ``name`` in the function is a plain ``name = value`` whose value is a new tensor (``fresh``: an operator's
+    result, ``torch.full_like(...)``; sooftware/attentions' ``score = torch.bmm(q, k.transpose(1, 2)) / sqrt(d)``,
+    DINO's ``random_tensor = keep_prob + torch.rand(shape)``); ``name`` is no parameter, not declared
+    global/nonlocal, read in no nested function or lambda; the call is in no loop (an earlier pass's alias would be
+    the same object); and every read of ``name`` before the update (and in the call's own arguments) keeps no
+    reference to it: an operand, ``name += y``, ``name.shape``/``.size()``/``.dim()`` and the like. Reads after the
+    call read the rebound name, as torch's read the updated object."""
+    if function is None:
+        return False
+    params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
+                                     *function.params.kwonly_params)}
+    params |= {p.name.value for p in (function.params.star_arg, function.params.star_kwarg) if isinstance(p, cst.Param)}
+    if name in params or any(name in [n.name.value for n in node.names]
+                             for node in all_nodes(function, (cst.Global, cst.Nonlocal))):
+        return False
+    order = _order(function)
+    if order.in_loop(call):
+        return False
+    bindings = order.bindings(name)
+    if not bindings or any(value is None or not fresh(value) for value in bindings):
+        return False
+    receiver, call_pos, call_stmt = call.func.value, order.position(call), order.statement_of(call)
+    for read, parent, grand, stmt in order.reads(name):
+        if parent is None:
+            return False  # read in a nested scope, at any time
+        if read is receiver or (order.position(read) > call_pos and stmt != call_stmt):
+            continue
+        if not (isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget, cst.AugAssign))
+                or (isinstance(parent, cst.UnaryOperation) and not isinstance(parent.operator, cst.Not))
+                or (isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value in _READS_OK)):
+            return False  # handed on (y = x, f(x), lst.append(x)), or a view (x.view(...), x[i])
+    return True
+
+
 # ---------------------------------------------------------------------------------- results read in part only
 
 def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:

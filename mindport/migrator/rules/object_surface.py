@@ -463,6 +463,8 @@ class ObjectSurfaceTransform(Rule):
         self._functions: list[int] = []  # the enclosing functions' ids
         self._compiled: set[int] = set()  # ids of forward and the methods it calls through self (a graph's code)
         self._parameter_names: list[set[str]] = [set()]  # per enclosing function: names iterating .parameters()
+        self._parameter_lambdas: set[int] = set()  # lambdas filter/map applies to .parameters()' items
+        self._lambda_names: list[tuple[frozenset[str], bool]] = []  # enclosing lambdas: (their parameters, of those)
         self._own_typed: list[set[str]] = [set()]  # per enclosing function: parameters annotated with an own class
         self._function_nodes: list[cst.FunctionDef] = []
         self._own_classes: frozenset[str] | None = None
@@ -582,6 +584,9 @@ class ObjectSurfaceTransform(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))  # x.dim(): a method called, not a layer's setting read
+        lam = parameter_items_lambda(node, self.scope)
+        if lam is not None:
+            self._parameter_lambdas.add(id(lam))
         self._flag_update_through_data(node)
         if isinstance(node.func, cst.Name) and self.scope.resolve_torch(node.func) is None:
             self._handed.update(id(a.value) for a in node.args)  # init(m.weight.data): the program's own function
@@ -650,6 +655,26 @@ class ObjectSurfaceTransform(Rule):
 
     def visit_For(self, node: cst.For) -> None:
         self._note_parameter_loop(node.target, node.iter)
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        params = node.params
+        names = frozenset(p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)) | {
+            p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}
+        self._lambda_names.append((names, id(node) in self._parameter_lambdas))
+
+    def leave_Lambda(self, original_node, updated_node):
+        self._lambda_names.pop()
+        return updated_node
+
+    def _lambda_parameter(self, expr) -> bool:
+        """Is ``expr`` the parameter of the nearest enclosing lambda binding its name, a lambda that ``filter``/``map``
+        applies to a module's ``.parameters()`` (:func:`parameter_items_lambda`): a Parameter at every call."""
+        if not isinstance(expr, cst.Name):
+            return False
+        for names, of_parameters in reversed(self._lambda_names):
+            if expr.value in names:
+                return of_parameters
+        return False
 
     def _note_parameter_loop(self, target, iterable) -> None:
         """``for p in model.parameters()``, ``for name, p in model.named_parameters()``: ``p`` is a Parameter."""
@@ -1050,9 +1075,37 @@ class ObjectSurfaceTransform(Rule):
         if name == "requires_grad" and not (isinstance(original_node.value, cst.Name)
                                             and original_node.value.value == "self"):
             self.ctx.converted_sites += 1
+            if self._lambda_parameter(original_node.value):
+                # filter(lambda p: p.requires_grad, net.parameters()): a Parameter's own flag, read as it is (what
+                # the runtime's requires_grad reads for a Parameter)
+                return updated_node
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.requires_grad"),
                             args=[cst.Arg(updated_node.value)])
         return self._unknown_layer_read(original_node, updated_node) or updated_node
+
+
+# builtins that call a function on each item of an iterable (their first argument, the iterable second)
+_ITEM_CALLERS = frozenset({"filter", "map"})
+
+
+def parameter_items_lambda(call: cst.Call, scope) -> "cst.Lambda | None":
+    """``filter(lambda p: ..., net.parameters())`` / ``map(...)`` (the builtins, not rebound) whose lambda takes one
+    positional parameter and whose iterable is a ``.parameters()`` call of any receiver, given no argument or only
+    ``recurse``: the lambda, whose parameter is a Parameter at every call; None otherwise."""
+    func = call.func
+    if not (isinstance(func, cst.Name) and func.value in _ITEM_CALLERS and scope.resolve(func) is None
+            and len(call.args) == 2 and not any(a.star or a.keyword is not None for a in call.args)):
+        return None
+    lam, items = call.args[0].value, call.args[1].value
+    if not (isinstance(lam, cst.Lambda) and len(lam.params.params) == 1 and not lam.params.posonly_params
+            and not lam.params.kwonly_params and not isinstance(lam.params.star_arg, cst.Param)
+            and lam.params.star_kwarg is None and lam.params.params[0].default is None):
+        return None
+    if not (isinstance(items, cst.Call) and isinstance(items.func, cst.Attribute)
+            and items.func.attr.value == "parameters" and all(
+                a.keyword is not None and a.keyword.value == "recurse" and not a.star for a in items.args)):
+        return None
+    return lam
 
 
 def _written_buffer_dicts(module: cst.Module) -> set[int]:

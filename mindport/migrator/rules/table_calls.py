@@ -35,6 +35,7 @@ from mindport.migrator.native_facts import (
     ValueFlow,
     absorbed_reduction,
     nonempty_last_extent,
+    unaliased_local_update,
     caller_floats_of,
     real_file,
     sequence_locals,
@@ -132,6 +133,8 @@ def _fresh_receiver(expr, resolve) -> bool:
         return False
     if resolve(expr.func) in _FRESH_FUNCTIONS:
         return True
+    if resolve(expr.func) in SIZED_CONSTRUCTORS and (_visible_sizes(expr) or _number_data(expr, True)):
+        return True  # torch.Tensor(h, d), torch.FloatTensor((b, 1, 1, 1)): a new tensor of sizes or copied data
     func = expr.func
     if not isinstance(func, cst.Attribute) or resolve(func) is not None:
         return False
@@ -140,6 +143,34 @@ def _fresh_receiver(expr, resolve) -> bool:
     return func.attr.value.endswith("_") and not func.attr.value.endswith("__") \
         and func.attr.value not in _FLAG_METHODS and _fresh_receiver(func.value, resolve)
 
+
+
+def _draw_term(term: tuple, bound: dict) -> "cst.BaseExpression | None":
+    """A FRESH_DRAWS scale or shift with the call's arguments: ``((p, d),)`` is p's argument (None when p is not given
+    and its default ``d`` is 0 or 1, the neutral value of the shift or the scale); ``((p, dp), (q, dq))`` is ``p - q``
+    (each absent one its default; None when both are absent: the neutral 1 - 0)."""
+    if len(term) == 1:
+        (name, _default), = term
+        return bound.get(name)
+    (left, left_default), (right, right_default) = term
+    if left not in bound and right not in bound:
+        return None
+    if right not in bound and right_default == 0:
+        return bound[left]
+    return cst.BinaryOperation(left=_parenthesized(bound.get(left, cst.Integer(str(left_default)))),
+                               operator=cst.Subtract(),
+                               right=_parenthesized(bound.get(right, cst.Integer(str(right_default)))))
+
+
+def _parenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` as an operand of ``*``, ``+`` or ``-`` (the right one): in parentheses unless it is an atom, a call,
+    an attribute, a subscript or a negated number."""
+    if isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Call, cst.Attribute,
+                         cst.Subscript)) or expr.lpar or (
+            isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus))
+            and isinstance(expr.expression, (cst.Name, cst.Integer, cst.Float, cst.Attribute))):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
@@ -757,6 +788,7 @@ class TableCallTransform(Rule):
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
         self._observed_noted: set[int] = set()  # calls already reported as resting on an observation (MP108)
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
+        self._local_rebinds: set[int] = set()  # of those, updates of an unaliased local: name = <out of place>
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
         self._view_updates: dict[int, ViewChain] = {}  # an in-place call through torch views (narrow, diagonal ...)
 
@@ -884,6 +916,10 @@ class TableCallTransform(Rule):
         if chain is not None:
             return self._view_update(chain, updated_node)
         view = self._indexed_updates.pop(id(original_node.value), None)
+        if id(original_node.value) in self._local_rebinds and isinstance(original_node.value.func, cst.Attribute):
+            self._local_rebinds.discard(id(original_node.value))  # score.masked_fill_(m, v) of an unaliased local
+            return cst.Assign(targets=[cst.AssignTarget(target=original_node.value.func.value)],
+                              value=updated_node.value, semicolon=updated_node.semicolon)
         if view is None:
             return self._rebound_update(updated_node)
         call = updated_node.value  # the view as the rules left it: the receiver, or the runtime function's input
@@ -1639,6 +1675,8 @@ class TableCallTransform(Rule):
         if qual in _LEGACY_CONSTRUCTORS:
             updated_node = _sizes_starred(original_node, updated_node, self.scope)
             sized = self._sized_constructor(qual, original_node, updated_node)
+            if sized is None:  # torch.FloatTensor((b, 1, 1, 1)): a tensor of those numbers
+                sized = self._data_constructor(qual, original_node, updated_node)
             if sized is not None:  # torch.Tensor(heads, d): zeros of those sizes
                 self.ctx.converted_sites += 1
                 return sized
@@ -1781,11 +1819,13 @@ class TableCallTransform(Rule):
         if not isinstance(func, cst.Attribute) or self.scope.resolve(func) is not None:
             return updated_node
         fill = self._fresh_fill(original_node, updated_node)
+        if fill is None:  # torch.rand(n).uniform_(-0.1, 0.1): a draw shaped like the new tensor
+            fill = self._fresh_draw(original_node, updated_node)
         if fill is not None:  # torch.zeros(1, 1, dim).fill_(eps): ops.full_like of the new tensor
             self.ctx.converted_sites += 1
             return fill
         entry = self.ctx.registry.lookup(f"torch.Tensor.{func.attr.value}")
-        plain = self._fresh_out_of_place(original_node)
+        plain = self._fresh_out_of_place(original_node) or self._unaliased_update(original_node)
         if plain is not None:  # torch.empty(n, n).fill_(v).triu_(1): nothing else holds the receiver
             entry = plain
         method_name = func.attr.value if plain is None else plain.torch.rpartition(".")[2]
@@ -1922,6 +1962,37 @@ class TableCallTransform(Rule):
                         args=fix_commas([cst.Arg(value=updated.func.value),
                                          cst.Arg(value=args[0].value)]))
 
+    def _fresh_draw(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        """``x.uniform_(a, b)`` whose receiver nothing else holds (_fresh_receiver: the attentions' ``nn.Parameter(
+        torch.rand(n).uniform_(-0.1, 0.1))``, CaiT's ``torch.zeros(num_layers).uniform_(0., 1.) < dropout``) and whose
+        result is read (not a statement): the runtime uniform_ exists because MindSpore has no CPU kernel for the
+        in-place draw, and writes ``ops.rand * (to - from) + from`` into its receiver; with no receiver anyone else
+        reads, that value alone is the result: MindSpore's own ``ops.rand_like(receiver) * (to - from) + from``
+        (FRESH_DRAWS; rand_like keeps the receiver's shape and floating dtype, a Python number keeps it in the
+        arithmetic). A ``generator=``, a starred or unknown argument: None (the runtime's, which draws from that
+        generator's stream)."""
+        func = original.func
+        draw = FRESH_DRAWS.get(func.attr.value)
+        if draw is None or id(original) in self._statement_calls \
+                or not _fresh_receiver(func.value, self.scope.resolve_torch):
+            return None
+        target, params, scale, shift = draw
+        bound: dict[str, cst.BaseExpression] = {}
+        for index, arg in enumerate(updated.args):
+            name = arg.keyword.value if arg.keyword is not None else (params[index] if index < len(params) else None)
+            if arg.star or name not in params or name in bound:
+                return None
+            bound[name] = arg.value
+        value: cst.BaseExpression = cst.Call(func=self.ctx.target_expr(target), args=[cst.Arg(value=updated.func.value)])
+        factor = _draw_term(scale, bound)
+        if factor is not None:
+            value = cst.BinaryOperation(left=value, operator=cst.Multiply(), right=_parenthesized(factor))
+        offset = _draw_term(shift, bound)
+        if offset is not None:
+            value = cst.BinaryOperation(left=value, operator=cst.Add(), right=_parenthesized(offset))
+        return value if factor is None and offset is None else value.with_changes(lpar=[cst.LeftParen()],
+                                                                                   rpar=[cst.RightParen()])
+
     def _sized_constructor(self, qual: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
         """``torch.Tensor(heads, d_head)`` (the attentions' ``nn.Parameter(torch.Tensor(h, d))`` before an init),
         ``torch.FloatTensor(3)``: a legacy constructor given sizes, visibly (two or more positional arguments, which
@@ -1934,6 +2005,19 @@ class TableCallTransform(Rule):
         sizes = cst.Tuple([cst.Element(a.value) for a in updated.args])
         return cst.Call(func=self.ctx.target_expr("mindspore.ops.zeros"),
                         args=[cst.Arg(sizes), cst.Arg(self.ctx.target_expr(dtype))])
+
+    def _data_constructor(self, qual: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        """``torch.FloatTensor((x.shape[0], 1, 1, 1))`` (MaxViT's dropsample), ``torch.LongTensor([n, 1])``: a legacy
+        constructor given one list or tuple display of Python numbers by construction (:func:`_number_data`), which
+        torch reads as data (a sequence is never sizes), copied into a new tensor of the class's dtype: MindSpore's
+        ``ms.Tensor((x.shape[0], 1, 1, 1), ms.float32)``, the runtime constructor's own value for such data. None
+        otherwise (a name, a tensor, sizes, a display holding anything else: the runtime constructor decides)."""
+        dtype = SIZED_CONSTRUCTORS.get(qual)
+        data = [a for a in updated.args if a.keyword is None]
+        if dtype is None or not _number_data(original, dtype in DATA_CONSTRUCTOR_FLOATS) or len(data) != 1:
+            return None
+        return cst.Call(func=self.ctx.target_expr("mindspore.Tensor"),
+                        args=[cst.Arg(data[0].value), cst.Arg(self.ctx.target_expr(dtype))])
 
     def _fresh_out_of_place(self, call: cst.Call):
         """The out-of-place entry (``torch.Tensor.triu`` for ``triu_``, same signature) of an in-place method that
@@ -1957,6 +2041,34 @@ class TableCallTransform(Rule):
                 or [(p.name, p.default, p.kind) for p in plain.signature or ()] \
                 != [(p.name, p.default, p.kind) for p in inplace.signature or ()]:
             return None
+        return plain
+
+    def _unaliased_update(self, call: cst.Call):
+        """The out-of-place entry (as :meth:`_fresh_out_of_place` takes it: same signature, the in-place entry
+        ``keeps_dtype``) of an in-place method called as a statement on a local name whose tensor nothing else holds
+        (native_facts.unaliased_local_update: sooftware/attentions' ``score.masked_fill_(mask, -inf)`` after ``score
+        = torch.bmm(q, k.transpose(1, 2)) / sqrt(d)``): the statement becomes ``score = score.masked_fill(...)``
+        (leave_Expr, ``_local_rebinds``), MindSpore's own method, where the runtime's write-back into the object
+        served readers that here do not exist. None otherwise."""
+        func = call.func
+        name = func.attr.value
+        if not name.endswith("_") or id(call) not in self._statement_calls or not isinstance(func.value, cst.Name) \
+                or not self._functions:
+            return None
+        inplace = self.ctx.registry.lookup(f"torch.Tensor.{name}")
+        plain = self.ctx.registry.lookup(f"torch.Tensor.{name[:-1]}")
+        if inplace is None or not inplace.keeps_dtype or plain is None or plain.kind != "method" \
+                or not plain.supported or [(p.name, p.default, p.kind) for p in plain.signature or ()] \
+                != [(p.name, p.default, p.kind) for p in inplace.signature or ()]:
+            return None
+        resolve = self.scope.resolve_torch
+
+        def fresh(value) -> bool:
+            return isinstance(value, cst.BinaryOperation) or _fresh_receiver(value, resolve)
+
+        if not unaliased_local_update(self._functions[-1], call, func.value.value, fresh):
+            return None
+        self._local_rebinds.add(id(call))
         return plain
 
     def _new_object(self, expr) -> bool:
@@ -2755,6 +2867,42 @@ def _visible_sizes(call) -> bool:
         and (len(args) > 1 or isinstance(args[0].value, cst.Integer))
 
 
+def _number_data(call, floats: bool) -> bool:
+    """One positional argument, a list or tuple display of one or more elements each a Python number by
+    construction: an integer literal (a float literal too when ``floats``), a sign of one, ``X.shape[i]``,
+    ``X.size(i)`` (an integer literal ``i``), ``len(...)``, or ``+ - * //`` of those. No star; no keyword but
+    ``device=`` (MaxViT's ``torch.FloatTensor((b, 1, 1, 1), device = device)``: MindSpore places no tensor, the
+    converter drops it)."""
+    args = [a for a in call.args if a.keyword is None or a.keyword.value != "device"] \
+        if isinstance(call, cst.Call) else ()
+    if len(args) != 1 or args[0].star or args[0].keyword is not None:
+        return False
+    display = args[0].value
+    return isinstance(display, (cst.List, cst.Tuple)) and bool(display.elements) and all(
+        isinstance(e, cst.Element) and _python_number(e.value, floats) for e in display.elements)
+
+
+def _python_number(expr, floats: bool) -> bool:
+    if isinstance(expr, cst.Integer) or (floats and isinstance(expr, cst.Float)):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        return _python_number(expr.expression, floats)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(
+            expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)):
+        return _python_number(expr.left, floats) and _python_number(expr.right, floats)
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape" \
+            and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        index = expr.slice[0].slice.value
+        return isinstance(index, cst.Integer) or (isinstance(index, cst.UnaryOperation)
+                                                   and isinstance(index.expression, cst.Integer))
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size":
+        return len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None \
+            and _python_number(expr.args[0].value, False) and isinstance(expr.args[0].value, (cst.Integer,
+                                                                                               cst.UnaryOperation))
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len" \
+        and len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None
+
+
 def _sizes_starred(original: cst.Call, updated: cst.Call, scope) -> cst.Call:
     """``torch.FloatTensor(x.size())``, ``torch.Tensor(x.shape[1:])``, ``torch.cuda.FloatTensor(torch.Size([2, 3]))``:
     the one argument is a torch.Size, which a legacy constructor reads as sizes (a tensor of that shape), where any
@@ -2879,11 +3027,20 @@ TORCH_DTYPE_NAMES = frozenset({"float", "float32", "float64", "double", "float16
 FRESH_FILLS = {"fill_": "mindspore.ops.full_like", "zero_": "mindspore.ops.zeros_like"}
 FRESH_ZEROS = frozenset({"zero_"})  # of these, the ones that take no value
 
+# in-place random fills -> (MindSpore's standard draw shaped like its argument, in its floating dtype; the torch
+# parameters in order; the scale and the shift of the draw, as (parameter, default) terms: ("to", 1) - ("from_", 0) is
+# ``to - from_``), on a receiver nothing else holds, read in an expression (TableCallTransform._fresh_draw): the value is
+# ``draw(receiver) * scale + shift``, the runtime's own value with no receiver to write it into
+FRESH_DRAWS = {"uniform_": ("mindspore.ops.rand_like", ("from_", "to"), (("to", 1), ("from_", 0)), (("from_", 0),))}
+
 # torch's legacy constructors given sizes alone -> the dtype of MindSpore's zeros of those sizes
 # (TableCallTransform._sized_constructor)
 SIZED_CONSTRUCTORS = {"torch.Tensor": "mindspore.float32", "torch.FloatTensor": "mindspore.float32",
                       "torch.DoubleTensor": "mindspore.float64", "torch.LongTensor": "mindspore.int64",
                       "torch.IntTensor": "mindspore.int32", "torch.BoolTensor": "mindspore.bool_"}
+# of those dtypes, the floating ones: a float literal in their data is kept as it is (an integer dtype truncates it,
+# a bool one reads it as truth: only integers are taken for those; TableCallTransform._data_constructor)
+DATA_CONSTRUCTOR_FLOATS = frozenset({"mindspore.float32", "mindspore.float64"})
 
 
 # torch.nn.functional.normalize's runtime function: written with MindSpore's ops where its input is a name
