@@ -1218,8 +1218,9 @@ def _model_forms(model, param: dict, spec: str) -> list[str]:
     handed = _handed_layer(model, param)
     if handed is not None:  # the layer the forward hands it to (``self.embed(y)``) says its form
         return _handed_forms(handed, dims, rest.startswith("int"))
-    if _STATE_NAMES.fullmatch(low) or _CELL_STATE_NAMES.fullmatch(low):
-        return _state_forms(model, dims, cell=bool(_CELL_STATE_NAMES.fullmatch(low)))
+    cell = bool(_CELL_STATE_NAMES.fullmatch(low))
+    if cell or _STATE_NAMES.fullmatch(low):
+        return _state_forms(model, dims, cell=cell)
     widths = [m.embedding_dim for m in model.modules() if isinstance(m, nn.Embedding)]
     if rest.startswith("int") and len(dims) == 2 and widths and _FLOAT_BESIDE_TOKENS.search(low) \
             and "mask" not in low:
@@ -2193,12 +2194,7 @@ def _fixed_length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
         for axis in (i for i in axes if dims[i] == got):
             new = list(dims)
             new[axis] = wanted
-            elements = 1
-            for v in new:
-                elements *= v
-            spec = "x".join(map(str, new)) + ":" + rest
-            if elements <= MAX_ELEMENTS and spec not in out:
-                out.append(spec)
+            out += [spec for spec in _changed_form(new, dims, rest) if spec not in out]
             if axis != 0:
                 break  # the first non-batch axis of that size
         if out and m is not None and len(dims) != 2:
@@ -2221,10 +2217,8 @@ def _length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
         axis = next((i for i, d in enumerate(dims) if d == int(m.group(1))), None)
         if axis is None:
             return []
-        out, length = list(dims), 1
-        while length < 2 * int(m.group(3)):
-            length *= 2
-        out[axis] = length
+        out = list(dims)
+        out[axis] = _covering_length(int(m.group(3)))
         return _changed_form(out, dims, rest)
     m = re.search(r"[Pp]adding size should be less than the corresponding input dimension, but got: padding "
                   r"\((\d+), (\d+)\)", problem)
@@ -2247,11 +2241,16 @@ def _length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     out = list(dims)
     for k, window in enumerate(windows[::-1]):
         axis = len(dims) - 1 - k
-        length = 1
-        while length < 2 * window:
-            length *= 2
-        out[axis] = max(out[axis], length)
+        out[axis] = max(out[axis], _covering_length(window))
     return _changed_form(out, dims, rest)
+
+
+def _covering_length(window: int) -> int:
+    """The smallest power of two at least twice ``window``: an input axis long enough for it."""
+    length = 1
+    while length < 2 * window:
+        length *= 2
+    return length
 
 
 def _int_attrs(module) -> list[int]:

@@ -2473,10 +2473,11 @@ class TableCallTransform(Rule):
 
     def _attribute_source(self, torch_name: str) -> str | None:
         """A torch attribute (``torch.distributed.ReduceOp.SUM``, ``torch.long``) as the file's MindSpore source
-        (its import scheduled), by its own entry; None where no entry maps it."""
+        (its import scheduled), as any attribute used as a value is written (table.value_expr); None where no
+        attribute entry maps it."""
         entry = self.ctx.registry.lookup(torch_name)
-        target = entry.resolve(self.ctx.options.target)[0] if entry is not None and entry.kind == "attribute" else None
-        return self.ctx.target_text(target) if target is not None and not target.startswith(".") else None
+        value = value_expr(self.ctx, torch_name) if entry is not None and entry.kind == "attribute" else None
+        return code_of(value) if value is not None else None
 
     def _refused_construction(self, func: cst.BaseExpression, entry):
         """A ``function`` entry (an optimizer, a torch function) with ``unsupported`` parameters that MindSpore's
