@@ -6,7 +6,7 @@ import libcst as cst
 
 from mindport.migrator.native_facts import own_nodes
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.syntax import NO_SPACE_EQUAL, compact_source, method
+from mindport.migrator.syntax import NO_SPACE_EQUAL, compact_source, head_name, method
 from mindport.migrator.walk import parse_expression, parse_statement
 
 # torch.nn.init.<fn> -> (MindSpore initializer class, [(torch arg, MindSpore arg, default source)], fixed kwargs)
@@ -374,7 +374,7 @@ class InitTransform(Rule):
             kind, base, rest = it.func.attr.value, it.func.value, list(it.args)
         else:
             return None
-        if isinstance(base, cst.Call) or not (_parameter_reference(base, self.scope) or local and _name_chain(base)):
+        if isinstance(base, cst.Call) or not (_parameter_reference(base, self.scope) or local and head_name(base)):
             return None
         position = 0 if kind == "unbind" else 1
         keyword = next((a.value for a in rest if a.keyword is not None and a.keyword.value == "dim"), None)
@@ -461,13 +461,6 @@ class InitTransform(Rule):
 def _zip_call(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "zip" \
         and not any(a.star or a.keyword for a in expr.args)
-
-
-def _name_chain(expr: cst.BaseExpression) -> bool:
-    """``o``, ``self.state``, ``self.bufs.m``: a name or an attribute chain on one (evaluated again after the loop)."""
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return isinstance(expr, cst.Name)
 
 
 def _updated_in_place(body, name: str) -> bool:

@@ -5,15 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, GraphMethodRule
-from mindport.migrator.syntax import code_of
+from mindport.migrator.syntax import code_of, head_name
 from mindport.migrator.walk import parse_expression
-
-
-def _pure(expr) -> bool:
-    """A name or attributes of one (``config``, ``self.cpu_config``): read twice, it is the same value."""
-    while isinstance(expr, cst.Attribute):
-        expr = expr.value
-    return isinstance(expr, cst.Name)
 
 
 class NamedTupleDictTransform(GraphMethodRule):
@@ -78,7 +71,7 @@ class NamedTupleDictTransform(GraphMethodRule):
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
         if not (self.compiled and isinstance(func, cst.Attribute) and func.attr.value == "_asdict"
-                and not updated_node.args and _pure(func.value)):
+                and not updated_node.args and head_name(func.value)):  # a name or attributes of one: the same value read twice
             return updated_node
         owner = code_of(func.value)
         self.ctx.converted_sites += 1
