@@ -69,6 +69,7 @@ from mindport.migrator.rules.tensor_idioms import TensorIdiomTransform
 from mindport.migrator.rules.training_loop import TrainingLoopRule
 from mindport.migrator.rules.truth_tests import XorTestTransform
 from mindport.migrator.rules.try_reraise import TryReraiseTransform
+from mindport.migrator.rules.unbound_fallbacks import UnboundFallbackTransform
 from mindport.migrator.rules.zip_strict import ZipStrictTransform
 from mindport.migrator.rules.aug_rebind import AugAssignRebindTransform
 from mindport.migrator.rules.alias_updates import AliasUpdateTransform
@@ -107,6 +108,7 @@ RULES = (
     InertContextTransform,        # with sdpa_kernel(b): / autocast / nullcontext in a model method -> its body (GRAPH_MODE)
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     LayerInitCallTransform,       # a layer subclass's reset_parameters: called after the base __init__, as torch's does
+    UnboundFallbackTransform,     # try: s = s[...] / except: s = 0 (s unbound at first) -> s = None; if s is None (GRAPH_MODE)
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
     DictUnpackTransform,          # {**a, **b} in a function -> merged_dict(a, b) (GRAPH_MODE reads ** wrong)
@@ -151,7 +153,7 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTra
                         ListExtendTransform,
                         ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
                         PackedFieldTransform, GraphContainerTransform,
-                        ComprehensionForsTransform, TryReraiseTransform, PartialAttributeTransform, LocalDelTransform,
+                        ComprehensionForsTransform, TryReraiseTransform, UnboundFallbackTransform, PartialAttributeTransform, LocalDelTransform,
                         LoopElseTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
                         InertContextTransform, NamedTupleDictTransform,
                         AugAssignRebindTransform,
