@@ -2072,12 +2072,16 @@ def _permuted_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     2 x 1 x 8. [] when the two sizes are not both on non-batch axes of the input."""
     m = _RNN_WIDTHS.search(problem)
     conv = re.search(r"to have (\d+) channels, but got (\d+) channels", problem) if m is None else None
-    if conv is not None and not rest.startswith("int") and len(dims) == 3:
+    if conv is not None and not rest.startswith("int") and 3 <= len(dims) <= 5:
         # a (B, L, C) series the forward moves channels-first before its first convolution (time-series
         # embeddings: ``self.conv(x.permute(0, 2, 1))``): given C on axis 1 (2 x 16 x 32 for c_in=16), the
-        # convolution got the last axis ("expected input[2, 32, 18] to have 16 channels, but got 32"): the two swapped
+        # convolution got the last axis ("expected input[2, 32, 18] to have 16 channels, but got 32"): the two swapped.
+        # So too a channels-last (B, T, N, C) field (imethanlee/STGCN's ``x.permute(0, 3, 2, 1)`` before Conv2d), when
+        # the convolution got the input's own sizes in another order (not a join's: a UNet's skip, more channels)
         wanted, got = int(conv.group(1)), int(conv.group(2))
-        if dims[1] == wanted and dims[-1] == got and wanted != got:
+        seen = re.search(r"expected input\[([\d, ]+)\] to have", problem)
+        moved = seen is not None and sorted(int(v) for v in seen.group(1).split(",")) == sorted(dims)
+        if dims[1] == wanted and dims[-1] == got and wanted != got and (len(dims) == 3 or moved):
             out = list(dims)
             out[1], out[-1] = got, wanted
             return _changed_form(out, dims, rest)
@@ -2550,13 +2554,15 @@ def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> li
 
 
 _IMAGE_SIZE = r"(img|image|input|in|crop)_?(size|res|resolution|shape)|resolution|img_?dim"
+_IMAGE_SIDES = (r"(img|image|input)_?(height|h)", r"(img|image|input)_?(width|w)")  # height first, as the input's
 _IMAGE_CHANNELS = r"in_?(c|ch|chs|chans|channels|planes|dim)|(input|image|img)_?(channels|ch|chans|dim)|n_?channels|" \
     r"num_channels|channels"
 
 
 def constructor_images(params: list[dict], ctor: str) -> list[list[str]]:
     """An image input of the size the constructor was given (a parameter named like ``img_size``, ``image_size``,
-    ``resolution``: an int or a pair, as the call ``ctor`` sets it, else its default) with the channels it was given
+    ``resolution``: an int or a pair, as the call ``ctor`` sets it, else its default; or ``image_height`` and
+    ``image_width``) with the channels it was given
     (``in_c``, ``in_chans``, ``in_channels``; else 3): ``[["2x3x32x32:float32"]]``; none without such a parameter."""
     import ast
 
@@ -2579,6 +2585,9 @@ def constructor_images(params: list[dict], ctor: str) -> list[list[str]]:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             values.pop(name, None)
     size = next((v for k, v in values.items() if re.fullmatch(_IMAGE_SIZE, k.lower())), None)
+    sides = [next((v for k, v in values.items() if re.fullmatch(side, k.lower())), None) for side in _IMAGE_SIDES]
+    if size is None and all(type(v) is int for v in sides):
+        size = tuple(sides)  # kazukiii/caps-net-pytorch's CapsuleNetwork(image_width=28, image_height=28, ...)
     if type(size) is int:
         size = (size, size)
     if not (isinstance(size, (tuple, list)) and len(size) == 2 and all(type(v) is int and 0 < v <= 512

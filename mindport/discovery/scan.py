@@ -184,12 +184,14 @@ def _module_tables(tree) -> dict[str, list]:
 
 
 def _choices(func, params: list[Param], tables: dict[str, list] | None = None, residues: bool = False,
-             helpers: dict | None = None) -> None:
+             helpers: dict | None = None, methods: tuple = ()) -> None:
     """String constants a required parameter is compared with in the function (``if rnn_type == 'LSTM'``,
     ``assert mode in ('a', 'b')``, ``getattr(nn, rnn_type)``-free): its possible values, in source order. A parameter
     that is a key of one of the module's ``tables`` (``configs[net_size]``) takes that table's keys; with ``residues``
     (a constructor), a count it requires in a residue class (``_residue``) takes the smallest such value; with
-    ``helpers`` (the module's functions by name), the values a function it is handed to compares it with too."""
+    ``helpers`` (the module's functions by name), the values a function it is handed to compares it with too; with
+    ``methods`` (the class's other methods), what they compare the attribute it is kept in with (imethanlee/STGCN's
+    ``self.approx = approx``, then ``if self.approx == "linear":`` in forward)."""
     names = {p.name: p for p in params if p.default is None}
     kept = {t.attr: n.value.id for n in ast.walk(func) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
             and n.value.id in names for t in n.targets if isinstance(t, ast.Attribute)
@@ -211,25 +213,34 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None, r
             if value not in names[name].choices:
                 names[name].choices.append(value)
             continue
-        left = node.left if isinstance(node, ast.Compare) else None
-        if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr in (
-                "lower", "upper", "strip"):  # rnn_type.lower() == "lstm"
-            left = left.func.value
-        if isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name) and left.value.id == "self" \
-                and left.attr in kept:  # self.pool_type = pool_type; if self.pool_type == 'avg': (proxylessnas)
-            left = ast.Name(id=kept[left.attr])
-        if isinstance(left, ast.Name) and left.id in names:
-            for op, right in zip(node.ops, node.comparators):
-                values = []
-                if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
-                    values = [right.value]
-                elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
-                    values = [e.value for e in right.elts if isinstance(e, ast.Constant)]
-                for v in values:
-                    if isinstance(v, str) and v not in names[left.id].choices:
-                        names[left.id].choices.append(v)
+        _compared(node, names, kept)
+    for method in methods:
+        for node in ast.walk(method):
+            _compared(node, names, kept)
     if helpers:
         _helper_choices(func, names, helpers)
+
+
+def _compared(node, names: dict[str, Param], kept: dict[str, str]) -> None:
+    """The string constants a comparison ``node`` tests a parameter (or the ``self`` attribute it is ``kept`` in)
+    against, added to its choices."""
+    left = node.left if isinstance(node, ast.Compare) else None
+    if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr in (
+            "lower", "upper", "strip"):  # rnn_type.lower() == "lstm"
+        left = left.func.value
+    if isinstance(left, ast.Attribute) and isinstance(left.value, ast.Name) and left.value.id == "self" \
+            and left.attr in kept:  # self.pool_type = pool_type; if self.pool_type == 'avg': (proxylessnas)
+        left = ast.Name(id=kept[left.attr])
+    if isinstance(left, ast.Name) and left.id in names:
+        for op, right in zip(node.ops, node.comparators):
+            values = []
+            if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
+                values = [right.value]
+            elif isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+                values = [e.value for e in right.elts if isinstance(e, ast.Constant)]
+            for v in values:
+                if isinstance(v, str) and v not in names[left.id].choices:
+                    names[left.id].choices.append(v)
 
 
 def _helper_choices(func, names: dict[str, Param], helpers: dict) -> None:
@@ -1424,7 +1435,7 @@ def _hand_on(found: dict) -> None:
     ``Transformer(cfg)``, which reads ``cfg.dim``) takes the use that class makes of it; a namespace or mapping the
     class reads itself and also hands on gets the attributes the other class reads too (decision-transformer's
     ``Block(config)`` reads ``config.n_embd`` and builds ``CausalSelfAttention(config)``, which reads
-    ``config.n_head``)."""
+    ``config.n_head``); a string the other class compares takes its values (``choices``)."""
     by_name = {}
     for c in found.values():
         if c.kind == "class":
@@ -1439,6 +1450,10 @@ def _hand_on(found: dict) -> None:
                     if target is None or target is c:
                         continue
                     q = _param_at(target, where)
+                    if q is not None and q.choices and not p.choices:
+                        # a string handed on to a class that compares it (imethanlee/STGCN's STConvBlock builds
+                        # ``GraphConv(approx=graph_conv_approx)``, whose forward tests ``self.approx == "linear"``)
+                        p.choices = list(q.choices)
                     if q is not None and (q.accepts or q.item) and not (p.accepts or p.item):
                         # a per-layer argument handed on whole (ConvLSTM_Seg(kernel_size) builds ConvLSTM(kernel_size=
                         # kernel_size), which checks it is a tuple): what the stack accepts (``_layer_checks``)
@@ -2070,7 +2085,8 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 init, fwd = _method(node, "__init__"), _method(node, "forward")
                 init_params = _params(init.args, True) if init else []
                 if init:
-                    _choices(init, init_params, tables, residues=True, helpers=helpers)
+                    _choices(init, init_params, tables, residues=True, helpers=helpers,
+                             methods=tuple(m for m in node.body if isinstance(m, ast.FunctionDef) and m is not init))
                     _usage(node, init_params, repo_argdefaults, tables)
                     _layer_checks(node, init_params)
                     _kwargs_keys(init, init_params)

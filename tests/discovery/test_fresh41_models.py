@@ -100,3 +100,93 @@ def test_a_missing_package_s_metaclass(tmp_path):
     # the stand-in class was "metaclass conflict" at import, 8 of 15 classes not built. stubs._metaclass_names.
     result = prove_files(tmp_path, {"resnets.py": NAMED}, None)["resnets.py:SmallResnet"]
     assert result["status"] == "proven", result
+
+
+STGCN = '''
+import torch
+import torch.nn as nn
+
+
+class TemporalConv(nn.Module):
+    """x: [batch, time_step, num_nodes, in_features]."""
+    def __init__(self, kt: int, in_channels: int, out_channels: int):
+        super().__init__()
+        self.conv = nn.Conv2d(in_channels, 2 * out_channels, (1, kt))
+        self.out_channels = out_channels
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.conv(x.permute(0, 3, 2, 1))
+        out = x[:, :self.out_channels] * torch.sigmoid(x[:, -self.out_channels:])
+        return out.permute(0, 3, 2, 1)
+
+
+class GraphConv(nn.Module):
+    def __init__(self, channels: int, approx: str):
+        super().__init__()
+        self.approx = approx
+        self.weight = nn.Parameter(torch.randn(channels, channels) * 0.3)
+        self.bias = nn.Parameter(torch.zeros(1, channels))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = None
+        if self.approx == "linear":
+            out = torch.matmul(x, self.weight)
+        elif self.approx == "cheb":
+            out = x
+        out += self.bias
+        return out + x
+
+
+class STBlock(nn.Module):
+    def __init__(self, num_nodes: int, in_channels: int, channels: int, kt: int, graph_conv_approx: str):
+        super().__init__()
+        self.tc = TemporalConv(kt, in_channels, channels)
+        self.gc = GraphConv(channels, approx=graph_conv_approx)
+        self.norm = nn.LayerNorm([num_nodes, channels])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(torch.relu(self.gc(self.tc(x))))
+'''
+
+
+def test_a_channels_last_field_and_a_string_its_forward_compares(tmp_path):
+    # imethanlee/STGCN: x is [batch, time, nodes, features], permuted channels-first before its Conv2d (3 of 7 classes
+    # not built: 2x1x32x32 was given, "expected input[2, 32, 32, 1] to have 1 channels"); GraphConv keeps
+    # ``approx`` and compares it in forward only ("linear"/"cheb"; its own name left ``out`` None).
+    # build._permuted_hint (rank 4), scan._choices over the class's methods.
+    results = prove_files(tmp_path, {"stgcn.py": STGCN}, None)
+    for name in ("TemporalConv", "GraphConv", "STBlock"):
+        assert results[f"stgcn.py:{name}"]["status"] == "proven", results[f"stgcn.py:{name}"]
+
+
+CAPSULES = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class CapsuleNetwork(nn.Module):
+    def __init__(self, image_width, image_height, image_channels, conv_outputs, num_primary_units, primary_unit_size):
+        super().__init__()
+        self.conv1 = nn.Conv2d(image_channels, conv_outputs, 9)
+        self.primary = nn.Conv2d(conv_outputs, num_primary_units, 9, stride=2)
+        self.W = nn.Parameter(torch.randn(1, primary_unit_size) * 0.5)
+
+    def forward(self, x):
+        u = self.primary(F.relu(self.conv1(x))).view(x.size(0), -1)
+        return torch.tanh(u * self.W)
+
+
+if __name__ == "__main__":
+    net = CapsuleNetwork(image_width=28, image_height=28, image_channels=1, conv_outputs=16, num_primary_units=8,
+                         primary_unit_size=8 * 6 * 6)
+'''
+
+
+def test_an_image_of_the_height_and_width_the_constructor_names(tmp_path):
+    # kazukiii/caps-net-pytorch: CapsuleNetwork(image_width=28, image_height=28, ..., primary_unit_size=32 * 6 * 6)
+    # takes 28 x 28 images only (its capsules' weights fix 6 x 6 primary capsules); 32 x 32 was tried ("The size of
+    # tensor a (1152) must match the size of tensor b (2048)"): not built. build.constructor_images (_IMAGE_SIDES).
+    result = prove_files(tmp_path, {"capsule_network.py": CAPSULES}, None)["capsule_network.py:CapsuleNetwork"]
+    assert result["status"] == "proven", result
+    assert result["inputs"] == ["2x1x28x28:float32"], result
