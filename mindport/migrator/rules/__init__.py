@@ -62,6 +62,7 @@ from mindport.migrator.rules.recorded_values import RecordedValueTransform
 from mindport.migrator.rules.references import ReferenceTransform
 from mindport.migrator.rules.repr_unset import ReprUnsetTransform
 from mindport.migrator.rules.reversed_cells import ReversedCellsTransform
+from mindport.migrator.rules.repeated_joins import RepeatedJoinTransform
 from mindport.migrator.rules.reversed_tensor import ReversedTensorTransform
 from mindport.migrator.rules.table_calls import TableCallTransform
 from mindport.migrator.rules.layer_init_calls import LayerInitCallTransform
@@ -93,6 +94,7 @@ RULES = (
     ModuleStatementTransform,     # model.requires_grad_(False) statements
     BufferTransform,              # register_buffer -> non-trainable Parameter
     TensorIdiomTransform,         # .numpy(), .size(), no_grad blocks (before device moves vanish)
+    RepeatedJoinTransform,        # torch.cat([t] * n, dim=0) -> ops.tile(t, (n,) + (1,) * (t.ndim - 1)) (GRAPH_MODE unrolls lists)
     ReversedTensorTransform,      # reversed(torch.stack(xs)) -> torch.stack(xs).flip(0) (torch's Tensor.__reversed__)
     IndexTransform,               # x[mask, :] -> x[mask] (MindSpore misreads a 2-d mask with more elements)
     DistributedTransform,         # torchrun's LOCAL_RANK/RANK env reads, DDP's .module (DDP itself: the table)
