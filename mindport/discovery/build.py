@@ -2837,13 +2837,17 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                                 int_facts) if failure is not None and len(specs) > 1 else None
             if split is not None:  # inputs joined on their last axis before a layer: widths adding up to its own
                 reshaped.append(split)
-            if failure is not None and _INDEX_WANTED.search(problem) and specs and ":float" in specs[0] \
-                    and specs[0][:1].isdigit():
-                # a float input the forward uses as indices (mamba-tabular's OneHotEncoding: ``F.one_hot(x,
-                # num_classes=self.num_categories)``): the same shape as ids below the smallest count of the model
-                low = min((v for v in int_facts.values() if 2 <= v <= 4096), default=10)
-                reshaped.append([f"{specs[0].partition(':')[0]}:int64:0:{low}", *specs[1:]])
             culprits = getattr(failure, "mp_inputs", None) or set()
+            if failure is not None and _INDEX_WANTED.search(problem) and specs:
+                # a float input the forward uses as indices (mamba-tabular's OneHotEncoding: ``F.one_hot(x,
+                # num_classes=self.num_categories)``): the same shape as ids below the smallest count of the model;
+                # the argument the refusing layer was given, when it names one (image-caption-pytorch's
+                # CaptionModel(im_feat, word_seq) embeds its second), else the first
+                low = min((v for v in int_facts.values() if 2 <= v <= 4096), default=10)
+                ids = [f"{spec.partition(':')[0]}:int64:0:{low}" if i in (sorted(culprits) or [0])
+                       and ":float" in spec and spec[:1].isdigit() else spec for i, spec in enumerate(specs)]
+                if ids != specs:
+                    reshaped.append(ids)
             if len(specs) > 1 and culprits and 0 not in culprits:
                 # a shape error about another argument, given to the layer that refused it (a time series'
                 # time-feature marks, Autoformer's ``x_mark_enc`` at its ``Linear(4, d_model)`` beside the series

@@ -190,3 +190,50 @@ def test_an_image_of_the_height_and_width_the_constructor_names(tmp_path):
     result = prove_files(tmp_path, {"capsule_network.py": CAPSULES}, None)["capsule_network.py:CapsuleNetwork"]
     assert result["status"] == "proven", result
     assert result["inputs"] == ["2x1x28x28:float32"], result
+
+
+CAPTIONS = '''
+import torch
+import torch.nn as nn
+from transformers_missing import BertTokenizer
+
+
+class DecoderRNN(nn.Module):
+    def __init__(self, embed_size, decoder_dim):
+        super().__init__()
+        self.embedding = nn.Embedding(len(BertTokenizer.from_pretrained('bert-base-uncased')), embed_size)
+        self.lstm = nn.LSTMCell(embed_size, decoder_dim)
+
+    def forward(self, captions):
+        embeds = self.embedding(captions)
+        h, c = self.lstm(embeds[:, 0])
+        return h
+
+
+class CaptionModel(nn.Module):
+    def __init__(self, input_dim, embedding_dim, hidden_dim, vocab_size):
+        super().__init__()
+        self.proj_h = nn.Linear(input_dim, hidden_dim)
+        self.embed = nn.Embedding(vocab_size, embedding_dim)
+        self.lstm = nn.LSTM(embedding_dim, hidden_dim, batch_first=True)
+
+    def forward(self, im_feat, word_seq):
+        h = torch.tanh(self.proj_h(im_feat)).unsqueeze(0)
+        out, _ = self.lstm(self.embed(word_seq), (h, torch.zeros_like(h)))
+        return out
+
+
+if __name__ == "__main__":
+    model = CaptionModel(2048, 50, 100, 1000)
+'''
+
+
+def test_a_vocabulary_of_a_missing_package_and_tokens_beside_features(tmp_path):
+    # saurabhaloneai/image-cap: ``nn.Embedding(len(BertTokenizer.from_pretrained(...)), d)`` with transformers
+    # missing ("object of type 'from_pretrained' has no len()": 4 of 8 not built; stubs.STAND_IN_LENGTH);
+    # yurayli/image-caption-pytorch's CaptionModel(im_feat, word_seq): word_seq embedded, given floats ("'indices'
+    # to have one of the following scalar types": the argument the refusing layer was given becomes ids)
+    results = prove_files(tmp_path, {"model.py": CAPTIONS}, None)
+    for name in ("DecoderRNN", "CaptionModel"):
+        assert results[f"model.py:{name}"]["status"] == "proven", results[f"model.py:{name}"]
+    assert results["model.py:CaptionModel"]["inputs"][1].split(":")[1] == "int64", results["model.py:CaptionModel"]
