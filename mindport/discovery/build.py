@@ -2365,6 +2365,42 @@ def _join_sizes(problem: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
+def _elementwise_sizes(problem: str) -> tuple[str, str, bool] | None:
+    """(a, b, on the channel axis?) of two sizes an elementwise operation found apart ("The size of tensor a (16) must
+    match the size of tensor b (32) at non-singleton dimension 3": ("16", "32", False)); None otherwise (or on the
+    batch axis)."""
+    m = re.search(r"The size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at non-singleton "
+                  r"dimension (\d+)", problem or "")
+    if m is None or int(m.group(3)) < 1:
+        return None
+    return m.group(1), m.group(2), int(m.group(3)) == 1
+
+
+def _other_sizes(spec: str, a: str, b: str, channels: bool) -> list[str]:
+    """``spec`` (B x C x two or more spatial axes) in the forms that may meet the other operand: its channels of one
+    of the two sizes at the other (a projection's width); its spatial axes times, then divided by, the ratio of the
+    two sizes (a stride or an upsampling on the way: which of the two the argument became is not known). Each within
+    MAX_ELEMENTS; [] for another form."""
+    shape, sep, rest = spec.partition(":")
+    if not re.fullmatch(r"\d+(x\d+){3,}", shape):
+        return []
+    dims = [int(v) for v in shape.split("x")]
+    low, high = sorted((int(a), int(b)))
+    if channels:
+        if dims[1] not in (low, high):
+            return []
+        forms = [[*dims[:1], high if dims[1] == low else low, *dims[2:]]]
+    elif low and high % low == 0 and high > low:
+        ratio = high // low
+        forms = [[*dims[:2], *(d * ratio for d in dims[2:])]]
+        if all(d % ratio == 0 and d // ratio >= 2 for d in dims[2:]):
+            forms.append([*dims[:2], *(d // ratio for d in dims[2:])])
+    else:
+        return []
+    out = ["x".join(map(str, form)) + sep + rest for form in forms]
+    return [form for form in out if _elements(form) <= MAX_ELEMENTS]
+
+
 def _spatially_shrunk(spec: str) -> str:
     """``spec`` (B x C x spatial axes) with its spatial axes halved until it is within MAX_ELEMENTS, none below 8;
     as it is for another form."""
@@ -2833,6 +2869,19 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 # argument with the axes of the one size at the other
                 reshaped += [[*specs[:i], moved, *specs[i + 1:]] for i, spec in enumerate(specs[1:], 1)
                              if (moved := _at_size(spec, *sizes)) is not None]
+                # then the other way, for a join whose later tensor is the argument at the other size (a decoder's
+                # ``cat([attn * up(conv1), conv2])``: "Expected size 64 but got size 32 for tensor number 1")
+                reshaped += [[*specs[:i], moved, *specs[i + 1:]] for i, spec in enumerate(specs[1:], 1)
+                             if (moved := _at_size(spec, *sizes[::-1])) is not None and moved not in specs]
+            apart = _elementwise_sizes(problem) if failure is not None and len(specs) > 1 else None
+            if apart is not None and not any(e.endswith(f": {problem}") for e in input_errors):
+                # two arguments meeting in arithmetic at sizes a stride, an upsampling or a projection set apart (an
+                # attention gate's ``conv_x(x) + conv_g(g)``, x at twice g's size; a decoder's ``attn * up(conv1)``):
+                # each other argument with its axes of the one size at the other (once per error: an argument that
+                # leaves the same error is not moved on, its siblings are tried next)
+                for i, spec in enumerate(specs[1:], 1):
+                    for moved in _other_sizes(spec, *apart):
+                        reshaped.append([*specs[:i], moved, *specs[i + 1:]])
             split = _split_join(problem, specs, [p["name"] for p in fwd if p["kind"] == "positional"],
                                 int_facts) if failure is not None and len(specs) > 1 else None
             if split is not None:  # inputs joined on their last axis before a layer: widths adding up to its own

@@ -237,3 +237,33 @@ def test_a_vocabulary_of_a_missing_package_and_tokens_beside_features(tmp_path):
     for name in ("DecoderRNN", "CaptionModel"):
         assert results[f"model.py:{name}"]["status"] == "proven", results[f"model.py:{name}"]
     assert results["model.py:CaptionModel"]["inputs"][1].split(":")[1] == "int64", results["model.py:CaptionModel"]
+
+
+GATE = '''
+import torch
+import torch.nn as nn
+
+
+class AttentionBlock3D(nn.Module):
+    def __init__(self, g_chl, x_chl):
+        super().__init__()
+        inter = x_chl // 4
+        self.conv_x = nn.Conv3d(x_chl, inter, kernel_size=1, stride=2)
+        self.conv_g = nn.Conv3d(g_chl, inter, kernel_size=1, stride=1)
+        self.psi = nn.Conv3d(inter, 1, kernel_size=1)
+        self.upsample = nn.Upsample(scale_factor=2)
+
+    def forward(self, g, x):
+        a = torch.relu(self.conv_x(x) + self.conv_g(g))
+        return x * self.upsample(torch.sigmoid(self.psi(a)))
+'''
+
+
+def test_an_attention_gate_s_two_inputs_at_two_resolutions(tmp_path):
+    # Abhiswain97/UNet-Collection's AttentionBlock3D(g, x): ``conv_x(x)`` (stride 2) + ``conv_g(g)``: x at twice g's
+    # size; both given alike ("The size of tensor a (16) must match the size of tensor b (32)"): not built.
+    # build._other_sizes: the other argument scaled by the ratio of the two sizes.
+    result = prove_files(tmp_path, {"gate.py": GATE}, None)["gate.py:AttentionBlock3D"]
+    assert result["status"] == "proven", result
+    g, x = (spec.split(":")[0].split("x") for spec in result["inputs"])
+    assert [int(v) * 2 for v in g[2:]] == [int(v) for v in x[2:]], result["inputs"]
