@@ -10,6 +10,8 @@ project-local name, never torch's.
 """
 from __future__ import annotations
 
+import re
+
 TORCH_ROOTS = ("torch", "torchvision", "torchaudio")
 # Third-party packages built on torch (or, PACKAGE_NATURE, with no MindSpore backend): their objects take and return
 # torch tensors and modules, so converted code cannot use them as they are. The converter maps the symbols that have
@@ -34,10 +36,23 @@ def is_torch(qualname: str | None) -> bool:
     return bool(qualname) and qualname.split(".", 1)[0] in TORCH_ROOTS
 
 
+# Names of those packages that hold no tensors and need no framework: transformers' tokenizers and configurations
+# (``nn.Embedding(len(BertTokenizer.from_pretrained("bert-base-uncased")), d)`` in saurabhaloneai/image-cap). The
+# converted code uses them as they are, as any other library's: they are not flagged, and the line is converted.
+FRAMEWORK_NEUTRAL = {"transformers": re.compile(r"\w*Tokenizer(Fast|Base)?|\w*Config|BatchEncoding")}
+
+
 def torch_package(qualname: str | None) -> str | None:
-    """The torch-based third-party package a qualified name belongs to (``timm.layers.Mlp`` -> ``timm``), or None."""
+    """The torch-based third-party package a qualified name belongs to (``timm.layers.Mlp`` -> ``timm``), or None
+    (also for a framework-neutral name of one: FRAMEWORK_NEUTRAL)."""
     root = qualname.split(".", 1)[0] if qualname else ""
-    return root if root in TORCH_PACKAGES else None
+    if root not in TORCH_PACKAGES:
+        return None
+    neutral = FRAMEWORK_NEUTRAL.get(root)
+    parts = qualname.split(".")
+    if neutral is not None and any(neutral.fullmatch(part) for part in parts[1:]):
+        return None
+    return root
 
 
 # Public names of mindspore.nn.Cell that torch.nn.Module lacks (MindSpore 2.10; tests/converter/test_cell_names.py

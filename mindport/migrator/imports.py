@@ -179,8 +179,11 @@ class ImportCleanup(cst.CSTTransformer):
                        "fallback runs under MindSpore")
             return updated_node.with_changes(
                 body=[cst.Raise(exc=parse_expression(f"ModuleNotFoundError({message!r})"))])
-        keep = [a for a, dep in zip(stmt.names, ours if not is_from else ours * len(stmt.names))
-                if not dep or _alias_bound_name(a, is_from) in self.used]
+        # a from-import's names one by one: a framework-neutral name of a torch-based package stays (names.
+        # FRAMEWORK_NEUTRAL: ``from transformers import BertTokenizer, BertModel`` keeps BertTokenizer)
+        deps = ours if not is_from else [self._dependency(f"{modules[0]}.{cst.Module(body=[]).code_for_node(a.name)}")
+                                         for a in stmt.names]
+        keep = [a for a, dep in zip(stmt.names, deps) if not dep or _alias_bound_name(a, is_from) in self.used]
         exported = [parse_statement(self.reexports[id(a)]) for a in stmt.names
                     if id(a) in self.reexports and a not in keep]
         out: list = []
