@@ -21,8 +21,9 @@ class RepeatedJoinTransform(Rule):
     many copies into nested calls: "Exceed function call depth limit 1000" from about 600 copies (measured on 2.10;
     kazukiii/caps-net-pytorch's CapsuleNetwork ms-failed). ``ops.tile`` takes the count as one number. Its
     multiples count axes from the last one (it puts ones in front of a shorter tuple), so a negative ``d`` needs no
-    rank; a non-negative one reads ``t.ndim``, and is taken only where ``t`` is a name or attributes of one (read
-    twice, the same tensor). A join whose ``dim`` is not a literal, or of anything else, is left to the table.
+    rank; a non-negative one reads ``t.ndim`` where ``t`` is a name or attributes of one (read twice, the same
+    tensor), and otherwise tiles ``t.swapaxes(d, -1)`` on its last axis and swaps back. A join whose ``dim`` is not a
+    literal, or of anything else, is left to the table.
     """
 
     EXAMPLES = (
@@ -68,9 +69,20 @@ class RepeatedJoinTransform(Rule):
         if copies is None or axis is None:
             return updated_node
         tensor, count = copies
-        if axis >= 0 and not head_name(tensor):
-            return updated_node  # its rank is read: only a value that is the same when read twice
         count_text, tensor_text = self._code(count), self._code(tensor)
+        if axis >= 0 and not head_name(tensor):
+            # its rank would be read, and it is not a value that is the same when read twice: the axis swapped with
+            # the last, tiled there (tile counts from the last axis), swapped back: the same join, the swap being
+            # its own inverse (image-caption-pytorch's ``torch.cat([im_feat.unsqueeze(1)] * T, dim=1)``)
+            if kind == "stack":
+                tensor = cst.Call(func=self.ctx.target_expr("mindspore.ops.unsqueeze"),
+                                  args=[cst.Arg(tensor), cst.Arg(cst.Integer(str(axis)))])
+            inner = self._code(tensor)
+            if not isinstance(tensor, (cst.Call, cst.Attribute, cst.Subscript, cst.Name)):
+                inner = f"({inner})"
+            tile = self._code(self.ctx.target_expr("mindspore.ops.tile"))
+            self.ctx.converted_sites += 1
+            return parse_expression(f"{tile}({inner}.swapaxes({axis}, -1), ({count_text},)).swapaxes({axis}, -1)")
         if kind == "stack":
             tiled = cst.Call(func=self.ctx.target_expr("mindspore.ops.unsqueeze"),
                              args=[cst.Arg(tensor), cst.Arg(cst.Integer(str(axis)) if axis >= 0 else dim)])
