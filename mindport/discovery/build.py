@@ -2365,6 +2365,14 @@ def _join_sizes(problem: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
+def _token_form(spec: str, first: str, index: int) -> str:
+    """The shape of ``spec`` for ids: as it is, but a later argument of the first one's rank-2 shape is 2 x 16."""
+    shape = spec.partition(":")[0]
+    if index and shape == first.partition(":")[0] and shape.count("x") == 1:
+        return shape.split("x")[0] + "x16"
+    return shape
+
+
 def _elementwise_sizes(problem: str) -> tuple[str, str, bool] | None:
     """(a, b, on the channel axis?) of two sizes an elementwise operation found apart ("The size of tensor a (16) must
     match the size of tensor b (32) at non-singleton dimension 3": ("16", "32", False)); None otherwise (or on the
@@ -2893,7 +2901,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 # the argument the refusing layer was given, when it names one (image-caption-pytorch's
                 # CaptionModel(im_feat, word_seq) embeds its second), else the first
                 low = min((v for v in int_facts.values() if 2 <= v <= 4096), default=10)
-                ids = [f"{spec.partition(':')[0]}:int64:0:{low}" if i in (sorted(culprits) or [0])
+                # (a later argument given the first one's form, a 2 x 2048 feature vector, is a sequence of 16 ids)
+                ids = [f"{_token_form(spec, specs[0], i)}:int64:0:{low}" if i in (sorted(culprits) or [0])
                        and ":float" in spec and spec[:1].isdigit() else spec for i, spec in enumerate(specs)]
                 if ids != specs:
                     reshaped.append(ids)
