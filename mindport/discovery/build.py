@@ -2902,8 +2902,11 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 # CaptionModel(im_feat, word_seq) embeds its second), else the first
                 low = min((v for v in int_facts.values() if 2 <= v <= 4096), default=10)
                 # (a later argument given the first one's form, a 2 x 2048 feature vector, is a sequence of 16 ids)
-                ids = [f"{_token_form(spec, specs[0], i)}:int64:0:{low}" if i in (sorted(culprits) or [0])
-                       and ":float" in spec and spec[:1].isdigit() else spec for i, spec in enumerate(specs)]
+                # (no layer named: the first argument and those given its form, an NCF's user and item ids)
+                which = sorted(culprits) or [i for i, spec in enumerate(specs) if spec == specs[0]]
+                ids = [(_token_form(spec, specs[0], i) if 0 not in which else spec.partition(":")[0])
+                       + f":int64:0:{low}" if i in which and ":float" in spec and spec[:1].isdigit() else spec
+                       for i, spec in enumerate(specs)]
                 if ids != specs:
                     reshaped.append(ids)
             if len(specs) > 1 and culprits and 0 not in culprits:
@@ -2951,7 +2954,8 @@ _IMAGE_SIZE_ARG = re.compile(r"\b((?:img|image)_?(?:size|res|resolution|dim)|res
 
 # an error of a float tensor used where torch takes indices
 _INDEX_WANTED = re.compile(r"one_hot is only applicable to index tensor|tensors used as indices must be long|"
-                           r"expected scalar type Long|'indices' to have one of the following scalar types")
+                           r"expected scalar type Long|'indices' to have one of the following scalar types|"
+                           r"Expected dtype int(32/int)?64 for index")  # the last: scatter_ (an NCF's one-hot ids)
 
 # an error of a value used as a tensor (or a number, a sequence) that was None
 _NONE_USE = re.compile(r"'NoneType' object|NoneType' and|and 'NoneType'|NoneType")

@@ -5,7 +5,8 @@ A repository written for a GPU calls ``.cuda()`` in its constructor or forward, 
 shap-e's MLPs), or hands a tensor's ``get_device()`` on as a device (-1 on the CPU). The computation is the same on
 the CPU, and the converted code has no device at all (the converter drops ``.cuda()``, ``.to('cuda')`` and
 ``device=``), so the torch reference is run on the CPU: ``Tensor.cuda`` and ``Module.cuda`` return their object,
-and a CUDA device (or a device ordinal) given to ``.to`` or to a tensor factory is the CPU.
+and a CUDA device (or a device ordinal) given to ``.to`` or to a tensor factory is the CPU, and ``torch.cuda.FloatTensor``
+& co. are the CPU's types.
 ``torch.cuda.is_available()`` stays False: code that asks keeps its CPU branch.
 
 The builder (``build.py``) calls ``install()``; the proof's torch side gets it through ``stubsite/sitecustomize.py``
@@ -23,6 +24,10 @@ ENV = "MINDPORT_CUDA_AS_CPU"
 _FACTORIES = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
               "logspace", "eye", "tensor", "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like",
               "rand_like", "randn_like", "randint_like", "normal", "tril_indices", "triu_indices")
+
+
+_LEGACY_TYPES = ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor",
+                 "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor")
 
 
 def _cuda(device) -> bool:
@@ -73,6 +78,11 @@ def install() -> None:
 
         return call
 
+    # the legacy CUDA tensor types (zhrlove/NCF_1's ``torch.cuda.FloatTensor(batch_size, size)``: "type
+    # torch.cuda.FloatTensor not available") are their CPU types
+    for name in _LEGACY_TYPES:
+        if hasattr(torch, name):
+            setattr(torch.cuda, name, getattr(torch, name))
     torch.Tensor.to = on_cpu(torch.Tensor.to, method=True)
     torch.nn.Module.to = on_cpu(torch.nn.Module.to, method=True)
     from torch.jit import _builtins

@@ -268,3 +268,41 @@ def test_an_attention_gate_s_two_inputs_at_two_resolutions(tmp_path):
     assert result["status"] == "proven", result
     g, x = (spec.split(":")[0].split("x") for spec in result["inputs"])
     assert [int(v) * 2 for v in g[2:]] == [int(v) for v in x[2:]], result["inputs"]
+
+
+NCF = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class NCF(nn.Module):
+    def __init__(self, user_size, item_size, embed_size):
+        super().__init__()
+        self.user_size, self.item_size = user_size, item_size
+        self.embed_user = nn.Linear(user_size, embed_size)
+        self.embed_item = nn.Linear(item_size, embed_size)
+        self.predict = nn.Linear(embed_size, 1)
+
+    def convert_one_hot(self, feature, size):
+        batch_size = feature.shape[0]
+        feature = feature.view(batch_size, 1)
+        f_onehot = torch.cuda.FloatTensor(batch_size, size)
+        f_onehot.zero_()
+        f_onehot.scatter_(-1, feature, 1)
+        return f_onehot
+
+    def forward(self, user, item):
+        user = F.relu(self.embed_user(self.convert_one_hot(user, self.user_size)))
+        item = F.relu(self.embed_item(self.convert_one_hot(item, self.item_size)))
+        return self.predict(user * item).view(-1)
+'''
+
+
+def test_ids_made_one_hot_by_a_scatter(tmp_path):
+    # zhrlove/NCF_1: user and item ids, ``feature.view(batch_size, 1)`` then ``scatter_`` into a one-hot row
+    # (torch.cuda.FloatTensor on a CPU): 2 x 16 floats were given ("shape '[2, 1]' is invalid for input of size 32",
+    # then "scatter(): Expected dtype int64 for index"): not built. build._INDEX_WANTED.
+    result = prove_files(tmp_path, {"ncf.py": NCF}, None)["ncf.py:NCF"]
+    assert result["status"] == "proven", result
+    assert all(":int64:" in spec for spec in result["inputs"]), result["inputs"]
