@@ -105,6 +105,16 @@ class _Stub(metaclass=_StubMeta):
         return False
 
 
+def _parsed(file: str):
+    """``file``'s ``ast`` tree (None when it cannot be read or parsed): read by the per-file facts below, each
+    cached."""
+    try:
+        with open(file, "rb") as f:
+            return ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 _GUARDED: dict[str, frozenset] = {}
 
@@ -114,11 +124,7 @@ def _guarded_lines(file: str) -> frozenset:
     ModuleNotFoundError, Exception, or bare ``except:``), read with ``ast`` once per file."""
     if file not in _GUARDED:
         lines: set[int] = set()
-        try:
-            with open(file, "rb") as f:
-                tree = ast.parse(f.read())
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = None
+        tree = _parsed(file)
         for node in ast.walk(tree) if tree is not None else ():
             if isinstance(node, ast.Try) and any(_catches_import_error(h.type) for h in node.handlers):
                 for stmt in node.body:
@@ -228,11 +234,7 @@ def _metaclass_names(file: str) -> frozenset:
     the last name of ``metaclass=utils.Named``), read with ``ast`` once per file."""
     if file not in _METACLASSES:
         names: set[str] = set()
-        try:
-            with open(file, "rb") as f:
-                tree = ast.parse(f.read())
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = None
+        tree = _parsed(file)
         for node in ast.walk(tree) if tree is not None else ():
             for keyword in node.keywords if isinstance(node, ast.ClassDef) else ():
                 if keyword.arg == "metaclass" and isinstance(keyword.value, (ast.Name, ast.Attribute)):

@@ -175,6 +175,16 @@ def head_name(node: cst.BaseExpression) -> str:
     return node.value if isinstance(node, cst.Name) else ""
 
 
+def int_literal(expr: cst.BaseExpression) -> int | None:
+    """The value of an integer literal, negative ones too (``2``, ``-1``); None for anything else."""
+    if isinstance(expr, cst.Integer):
+        return int(expr.value)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) \
+            and isinstance(expr.expression, cst.Integer):
+        return -int(expr.expression.value)
+    return None
+
+
 def last_name(node: cst.BaseExpression) -> str:
     """The last name of ``a.b.C`` or ``C`` (a base class, a called class); "" for anything else."""
     if isinstance(node, cst.Name):

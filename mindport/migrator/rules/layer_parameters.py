@@ -10,6 +10,7 @@ from mindport.mappings.surface import attribute_paths, load_shadowed, load_surfa
 from mindport.migrator.native_facts import list_locals
 from mindport.migrator.scopes import is_static
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.syntax import int_literal
 from mindport.migrator.walk import read
 
 
@@ -605,19 +606,19 @@ class LayerParameterNameTransform(Rule):
             return _step(self._candidates(expr.value), expr.attr.value, self._class_layers)
         if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
             key = expr.slice[0].slice.value
-            index = key.evaluated_value if isinstance(key, cst.SimpleString) else _int_literal(key)
+            index = key.evaluated_value if isinstance(key, cst.SimpleString) else int_literal(key)
             return _step(self._candidates(expr.value), _ANY_INDEX if index is None else index, self._class_layers)
         return None
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" and len(node.args) == 1 \
-                and _int_literal(node.args[0].value) in _OUTER_DIMS:
+                and int_literal(node.args[0].value) in _OUTER_DIMS:
             self._outer_dims.add(id(node.func))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         if isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape" and len(node.slice) == 1 \
-                and isinstance(node.slice[0].slice, cst.Index) and _int_literal(node.slice[0].slice.value) in _OUTER_DIMS:
+                and isinstance(node.slice[0].slice, cst.Index) and int_literal(node.slice[0].slice.value) in _OUTER_DIMS:
             self._outer_dims.add(id(node.value))
 
     def leave_Call(self, original_node, updated_node):
@@ -1048,15 +1049,6 @@ def _self_chain(expr: cst.BaseExpression) -> list[str] | None:
         names.append(expr.attr.value)
         expr = expr.value
     return names[::-1] if isinstance(expr, cst.Name) and expr.value == "self" else None
-
-
-def _int_literal(expr: cst.BaseExpression) -> int | None:
-    if isinstance(expr, cst.Integer):
-        return int(expr.value)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) \
-            and isinstance(expr.expression, cst.Integer):
-        return -int(expr.expression.value)
-    return None
 
 
 def _assignments(block):

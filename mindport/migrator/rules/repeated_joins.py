@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.syntax import head_name
+from mindport.migrator.syntax import head_name, int_literal
 from mindport.migrator.walk import parse_expression
 
 _JOINS = {"torch.cat": "cat", "torch.concat": "cat", "torch.concatenate": "cat", "torch.stack": "stack"}
@@ -65,7 +65,7 @@ class RepeatedJoinTransform(Rule):
         dim = next((a.value for a in args if a.keyword is not None and a.keyword.value in ("dim", "axis")), None)
         if dim is None:
             dim = args[1].value if len(args) > 1 and args[1].keyword is None else cst.Integer("0")
-        axis = _literal_int(dim)
+        axis = int_literal(dim)
         if copies is None or axis is None:
             return updated_node
         tensor, count = copies
@@ -111,13 +111,4 @@ def _copies(expr) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
         if isinstance(display, (cst.List, cst.Tuple)) and len(display.elements) == 1 \
                 and isinstance(display.elements[0], cst.Element) and not isinstance(count, (cst.List, cst.Tuple)):
             return display.elements[0].value, count
-    return None
-
-
-def _literal_int(expr) -> int | None:
-    if isinstance(expr, cst.Integer):
-        return int(expr.value)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) \
-            and isinstance(expr.expression, cst.Integer):
-        return -int(expr.expression.value)
     return None
