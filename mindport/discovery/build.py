@@ -1996,6 +1996,11 @@ def _rank_hint(problem: str, given: int | None = None) -> int | None:
     return None
 
 
+# a convolution's refusal of its input: the channels it wanted and got, and the input's shape as it met it
+_CONV_CHANNELS = re.compile(r"to have (\d+) channels, but got (\d+) channels")
+_CONV_INPUT = re.compile(r"expected input\[([\d, ]+)\] to have")
+
+
 def _size_hint(problem: str, spec: str) -> list[str]:
     """The input ``spec`` with its channels (or features) scaled as the forward's error says, when the model splits or
     joins its input before the layer that refused it: "expected input[2, 8, 32, 32] to have 16 channels, but got 8"
@@ -2008,9 +2013,9 @@ def _size_hint(problem: str, spec: str) -> list[str]:
         or _permuted_hint(problem, dims, rest) or _grown_hint(problem, dims, rest)
     if longer:
         return longer
-    m = re.search(r"to have (\d+) channels, but got (\d+) channels", problem)
+    m = _CONV_CHANNELS.search(problem)
     axis = 1
-    seen = re.search(r"expected input\[([\d, ]+)\] to have", problem)
+    seen = _CONV_INPUT.search(problem)
     if m is not None and seen is not None and len(dims) == len(seen.group(1).split(",")) + 1:
         axis = 2  # a series of frames (B x T x C x H x W) the model folds into its batch before the convolution
     if m is None:
@@ -2071,7 +2076,7 @@ def _permuted_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     batch_first=True)`` refuses 2 x 8 x 1 ("input.size(-1) must be equal to input_size. Expected 1, got 8") and takes
     2 x 1 x 8. [] when the two sizes are not both on non-batch axes of the input."""
     m = _RNN_WIDTHS.search(problem)
-    conv = re.search(r"to have (\d+) channels, but got (\d+) channels", problem) if m is None else None
+    conv = _CONV_CHANNELS.search(problem) if m is None else None
     if conv is not None and not rest.startswith("int") and 3 <= len(dims) <= 5:
         # a (B, L, C) series the forward moves channels-first before its first convolution (time-series
         # embeddings: ``self.conv(x.permute(0, 2, 1))``): given C on axis 1 (2 x 16 x 32 for c_in=16), the
@@ -2079,7 +2084,7 @@ def _permuted_hint(problem: str, dims: list[int], rest: str) -> list[str]:
         # So too a channels-last (B, T, N, C) field (imethanlee/STGCN's ``x.permute(0, 3, 2, 1)`` before Conv2d), when
         # the convolution got the input's own sizes in another order (not a join's: a UNet's skip, more channels)
         wanted, got = int(conv.group(1)), int(conv.group(2))
-        seen = re.search(r"expected input\[([\d, ]+)\] to have", problem)
+        seen = _CONV_INPUT.search(problem)
         moved = seen is not None and sorted(int(v) for v in seen.group(1).split(",")) == sorted(dims)
         if dims[1] == wanted and dims[-1] == got and wanted != got and (len(dims) == 3 or moved):
             out = list(dims)
@@ -2897,12 +2902,11 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             culprits = getattr(failure, "mp_inputs", None) or set()
             if failure is not None and _INDEX_WANTED.search(problem) and specs:
                 # a float input the forward uses as indices (mamba-tabular's OneHotEncoding: ``F.one_hot(x,
-                # num_classes=self.num_categories)``): the same shape as ids below the smallest count of the model;
-                # the argument the refusing layer was given, when it names one (image-caption-pytorch's
-                # CaptionModel(im_feat, word_seq) embeds its second), else the first
+                # num_classes=self.num_categories)``): the same shape as ids below the smallest count of the model.
+                # Which: the argument the refusing layer was given, when it names one (image-caption-pytorch's
+                # CaptionModel(im_feat, word_seq) embeds its second; given the first one's 2 x 2048 features, it is
+                # a sentence of 16 ids), else the first and those given its form (an NCF's user and item ids)
                 low = min((v for v in int_facts.values() if 2 <= v <= 4096), default=10)
-                # (a later argument given the first one's form, a 2 x 2048 feature vector, is a sequence of 16 ids)
-                # (no layer named: the first argument and those given its form, an NCF's user and item ids)
                 which = sorted(culprits) or [i for i, spec in enumerate(specs) if spec == specs[0]]
                 ids = [(_token_form(spec, specs[0], i) if 0 not in which else spec.partition(":")[0])
                        + f":int64:0:{low}" if i in which and ":float" in spec and spec[:1].isdigit() else spec

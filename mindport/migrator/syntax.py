@@ -175,6 +175,12 @@ def head_name(node: cst.BaseExpression) -> str:
     return node.value if isinstance(node, cst.Name) else ""
 
 
+def is_docstring(stmt) -> bool:
+    """Whether a statement line is a string literal alone (a module's, class's or function's docstring when first)."""
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+
+
 def int_literal(expr: cst.BaseExpression) -> int | None:
     """The value of an integer literal, negative ones too (``2``, ``-1``); None for anything else."""
     if isinstance(expr, cst.Integer):

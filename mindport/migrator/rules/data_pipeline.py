@@ -7,7 +7,7 @@ import libcst as cst
 from mindport.mappings.transforms import Unsupported
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.syntax import code_of, target_names
+from mindport.migrator.syntax import code_of, is_docstring, target_names
 from mindport.migrator.table import CallBindError, RunTimeArguments, bind_arguments, map_arguments
 from mindport.migrator.walk import parse_expression, parse_statement, walk
 
@@ -407,13 +407,8 @@ def _index_as_int(cls: cst.ClassDef) -> cst.ClassDef:
         statements = list(stmt.body.body)
         if statements and code_of(statements[0]).strip() == code_of(line).strip():
             return cls  # converted before (idempotence)
-        at = 1 if statements and _is_docstring(statements[0]) else 0
+        at = 1 if statements and is_docstring(statements[0]) else 0
         statements.insert(at, line)
         body[n] = stmt.with_changes(body=stmt.body.with_changes(body=statements))
         return cls.with_changes(body=cls.body.with_changes(body=body))
     return cls
-
-
-def _is_docstring(stmt) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr) \
-        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))

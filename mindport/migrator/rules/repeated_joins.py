@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
-from mindport.migrator.syntax import head_name, int_literal
+from mindport.migrator.syntax import code_of, head_name, int_literal
 from mindport.migrator.walk import parse_expression
 
 _JOINS = {"torch.cat": "cat", "torch.concat": "cat", "torch.concatenate": "cat", "torch.stack": "stack"}
@@ -69,38 +69,29 @@ class RepeatedJoinTransform(Rule):
         if copies is None or axis is None:
             return updated_node
         tensor, count = copies
-        count_text, tensor_text = self._code(count), self._code(tensor)
+        count_text, tensor_text = code_of(count), code_of(tensor)
+        tiled = tensor if kind == "cat" else cst.Call(  # a stack: the copies joined on a new axis
+            func=self.ctx.target_expr("mindspore.ops.unsqueeze"),
+            args=[cst.Arg(tensor), cst.Arg(cst.Integer(str(axis)) if axis >= 0 else dim)])
+        self.ctx.converted_sites += 1
         if axis >= 0 and not head_name(tensor):
             # its rank would be read, and it is not a value that is the same when read twice: the axis swapped with
             # the last, tiled there (tile counts from the last axis), swapped back: the same join, the swap being
             # its own inverse (image-caption-pytorch's ``torch.cat([im_feat.unsqueeze(1)] * T, dim=1)``)
-            if kind == "stack":
-                tensor = cst.Call(func=self.ctx.target_expr("mindspore.ops.unsqueeze"),
-                                  args=[cst.Arg(tensor), cst.Arg(cst.Integer(str(axis)))])
-            inner = self._code(tensor)
-            if not isinstance(tensor, (cst.Call, cst.Attribute, cst.Subscript, cst.Name)):
+            inner = code_of(tiled)
+            if not isinstance(tiled, (cst.Call, cst.Attribute, cst.Subscript, cst.Name)):
                 inner = f"({inner})"
-            tile = self._code(self.ctx.target_expr("mindspore.ops.tile"))
-            self.ctx.converted_sites += 1
+            tile = code_of(self.ctx.target_expr("mindspore.ops.tile"))
             return parse_expression(f"{tile}({inner}.swapaxes({axis}, -1), ({count_text},)).swapaxes({axis}, -1)")
-        if kind == "stack":
-            tiled = cst.Call(func=self.ctx.target_expr("mindspore.ops.unsqueeze"),
-                             args=[cst.Arg(tensor), cst.Arg(cst.Integer(str(axis)) if axis >= 0 else dim)])
-            after = f"{tensor_text}.ndim - {axis}"  # the axes after the new one: the stacked rank is ndim + 1
-        else:
-            tiled, after = tensor, f"{tensor_text}.ndim - {axis + 1}"
+        # the axes after the joined one: a stack's rank is ndim + 1
+        after = f"{tensor_text}.ndim - {axis}" if kind == "stack" else f"{tensor_text}.ndim - {axis + 1}"
         if axis < 0:
             multiples = "(" + ", ".join([count_text] + ["1"] * (-axis - 1)) + ("," if axis == -1 else "") + ")"
         else:
             before = "" if axis == 0 else ("(1,) + " if axis == 1 else f"(1,) * {axis} + ")
             multiples = f"{before}({count_text},) + (1,) * ({after})"
-        self.ctx.converted_sites += 1
         return cst.Call(func=self.ctx.target_expr("mindspore.ops.tile"),
                         args=[cst.Arg(tiled), cst.Arg(parse_expression(multiples))])
-
-    @staticmethod
-    def _code(node: cst.CSTNode) -> str:
-        return cst.Module([]).code_for_node(node)
 
 
 def _copies(expr) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:

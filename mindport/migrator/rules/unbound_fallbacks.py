@@ -6,7 +6,7 @@ import libcst as cst
 
 from mindport.migrator.native_facts import own_nodes
 from mindport.migrator.rules.base import Example, GraphMethodRule
-from mindport.migrator.syntax import code_of, own_bindings
+from mindport.migrator.syntax import code_of, is_docstring, own_bindings
 from mindport.migrator.walk import parse_expression, parse_statement
 
 _CATCHES_UNBOUND = ("Exception", "BaseException", "NameError", "UnboundLocalError")
@@ -100,7 +100,7 @@ class UnboundFallbackTransform(GraphMethodRule):
         if not names:
             return updated_node
         lines = list(updated_node.body.body)
-        first = 1 if lines and _docstring(lines[0]) else 0
+        first = 1 if lines and is_docstring(lines[0]) else 0
         starts = [parse_statement(f"{name} = None\n") for name in names if not _started(lines[first:], name)]
         return updated_node.with_changes(body=updated_node.body.with_changes(
             body=[*lines[:first], *starts, *lines[first:]]))
@@ -133,11 +133,6 @@ def _started(lines: list, name: str) -> bool:
         if f"if {name} is None:" in text:
             return False
     return False
-
-
-def _docstring(line) -> bool:
-    return isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Expr) \
-        and isinstance(line.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _fallback_name(node: cst.Try) -> str | None:
