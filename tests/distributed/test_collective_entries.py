@@ -12,9 +12,14 @@ ENTRIES = sorted({id(e): e for e in load_registry() if e.example is not None and
                  .values(), key=lambda e: e.torch)
 
 
-@pytest.fixture(scope="module")
-def job_results(tmp_path_factory):
-    return prove_entries(ENTRIES, tmp_path_factory.mktemp("distributed-proof"))
+_JOB: dict = {}  # one job per test process: a module-scoped fixture would launch it before the launcher lock is held
+
+
+@pytest.fixture
+def job_results(one_launcher_job_at_a_time, tmp_path_factory):
+    if not _JOB:
+        _JOB.update(prove_entries(ENTRIES, tmp_path_factory.mktemp("distributed-proof")))
+    return _JOB
 
 
 @pytest.mark.slow
