@@ -5658,7 +5658,7 @@ def unaliased_local_update(function: "cst.FunctionDef | None", call: cst.Call, n
 
 def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
     """Is only the first field of the call's (values, indices) result read? ``v, _ = torch.topk(logits, k)`` with the
-    second name read nowhere in the function (nor declared global/nonlocal), or ``torch.topk(x, k)[0]``. The runtime's
+    second name read nowhere in the function (nor declared global/nonlocal), ``torch.topk(x, k)[0]`` or ``.values``. The runtime's
     topk exists to give torch's int64 indices (MindSpore's are int32); where they are never read, MindSpore's own
     call gives the same values."""
     if function is None:
@@ -5668,6 +5668,8 @@ def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
             and isinstance(parent.slice[0].slice, cst.Index) and isinstance(parent.slice[0].slice.value, cst.Integer) \
             and parent.slice[0].slice.value.evaluated_value == 0:
         return True
+    if isinstance(parent, cst.Attribute) and parent.value is call and parent.attr.value == "values":
+        return True  # torch.topk(x, k).values: read by position, [0]
     if not isinstance(parent, cst.Assign) or parent.value is not call or len(parent.targets) != 1:
         return False
     target = parent.targets[0].target
@@ -5679,6 +5681,21 @@ def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
             or any(unread in [n.value for n in node.names] for node in all_nodes(function, (cst.Global, cst.Nonlocal))):
         return False
     return not _order(function).reads(unread)
+
+
+def indices_read(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
+    """Is the call's (values, indices) result read only for its indices, in the expression itself:
+    ``torch.topk(logits, k, dim=1)[1]`` (x-transformers' ``keep_indices``, NaViT's token dropping) or
+    ``x.topk(k).indices``? MindSpore's own call then gives the same indices once they are cast to torch's int64 (its
+    are int32), which is all the runtime's topk adds (TableCallTransform._indices_target)."""
+    if function is None:
+        return False
+    parent = _function_parents(function).get(id(call))
+    if isinstance(parent, cst.Attribute) and parent.value is call:
+        return parent.attr.value == "indices"
+    return isinstance(parent, cst.Subscript) and parent.value is call and len(parent.slice) == 1 \
+        and isinstance(parent.slice[0].slice, cst.Index) and isinstance(parent.slice[0].slice.value, cst.Integer) \
+        and parent.slice[0].slice.value.evaluated_value == 1
 
 
 # ------------------------------------------------------------------------------------ files that make no complex value

@@ -40,6 +40,7 @@ from mindport.migrator.native_facts import (
     real_file,
     sequence_locals,
     values_only,
+    indices_read,
     ViewChain,
     all_nodes,
     cell_functions,
@@ -787,6 +788,7 @@ class TableCallTransform(Rule):
         self._called_facts: dict[int, "FlowFloats | None"] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
         self._observed_noted: set[int] = set()  # calls already reported as resting on an observation (MP108)
+        self._indices_calls: set[int] = set()  # topk calls made MindSpore's whose indices are read: cast to int64
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
         self._local_rebinds: set[int] = set()  # of those, updates of an unaliased local: name = <out of place>
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
@@ -1545,6 +1547,25 @@ class TableCallTransform(Rule):
             return target
         return native
 
+    def _indices_target(self, target: str, call: cst.Call) -> str:
+        """The runtime topk where only the indices are read, in the expression (native_facts.indices_read:
+        ``torch.topk(logits, k, dim=1)[1]``, ``x.topk(k).indices``): MindSpore's own (NATIVE_VALUES_ONLY: the same
+        arguments), the indices it gives cast to torch's int64 where they are read (:meth:`_int64_indices`)."""
+        native = NATIVE_VALUES_ONLY.get(target)
+        if native is None or not indices_read(call, self._functions[-1] if self._functions else None):
+            return target
+        self._indices_calls.add(id(call))
+        return native
+
+    def _int64_indices(self, original_node, updated_node):
+        """``ops.topk(x, k)[1]`` of a call :meth:`_indices_target` made MindSpore's: ``.astype(ms.int64)`` (torch's
+        indices are int64, MindSpore's int32); the node as it is otherwise."""
+        inner = original_node.value
+        if id(inner) not in self._indices_calls:
+            return updated_node
+        return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("astype")),
+                        args=[cst.Arg(self.ctx.target_expr("mindspore.int64"))])
+
     def _native_einsum(self, call: cst.Call) -> cst.BaseExpression | None:
         """``torch.einsum('b h i d, b h j d -> b h i j', q, k)`` (a literal equation that is one batched matrix
         product, or a product that sums nothing): MindSpore's own ops (einsum_native.native_einsum: ``ops.matmul(q,
@@ -1757,7 +1778,7 @@ class TableCallTransform(Rule):
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry), input_node)
             if target in NATIVE_PLAIN_DATA and self._observed_decision(original_node, f"plain:{_api_name(entry)}"):
                 target = NATIVE_PLAIN_DATA[target]  # the data never held a tensor (mindport.observed)
-            target = self._values_target(target, original_node)
+            target = self._indices_target(self._values_target(target, original_node), original_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
                 target = LEGACY_EMPTY_CAT[target]
@@ -1891,7 +1912,7 @@ class TableCallTransform(Rule):
             target = self._float_accumulate_target(target, mapped, func.value, original_node, _api_name(entry))
             target = self._absorbed_target(target, mapped, original_node, func.value)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry), func.value)
-            target = self._values_target(target, original_node)
+            target = self._indices_target(self._values_target(target, original_node), original_node)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             self.ctx.converted_sites += 1
@@ -2779,10 +2800,13 @@ class TableCallTransform(Rule):
                   "an entry to mindport/mappings/data", qual)
         return True
 
+    def leave_Subscript(self, original_node, updated_node):
+        return self._int64_indices(original_node, updated_node)
+
     def leave_Attribute(self, original_node, updated_node):
         positional = _field_by_position(updated_node) or self._torch_field_by_position(original_node, updated_node)
         if positional is not None:
-            return positional
+            return self._int64_indices(original_node, positional)
         method = self._method_read(original_node, updated_node)
         if method is not None:
             return method
