@@ -560,3 +560,15 @@ def argmax_native_dims(args: dict[str, Arg]) -> None:
     axis = dim.literal(default=UNKNOWN) if dim is not None and dim.given else None
     if (keep is not UNKNOWN and not keep) or (isinstance(axis, int) and not isinstance(axis, bool)):
         args[TARGET] = new("mindspore.ops.argmax")
+
+
+@call_transform("linspace_native_float32")
+def linspace_native_float32(args: dict[str, Arg]) -> None:
+    """torch.linspace, whose entry is mindport.runtime.math.linspace (ops.linspace has no dtype argument: the runtime
+    casts its float32 result, and computes float64 itself). With no ``dtype`` (or ``dtype=None``) torch's result is
+    float32, ops.linspace's own, and the runtime calls ``ops.linspace(start, end, steps)``: that call is written
+    (DINO's ``torch.linspace(0, drop_path_rate, depth)``)."""
+    dtype = args.get("dtype")
+    if dtype is None or not dtype.given or dtype.source.strip() == "None":
+        args.pop("dtype", None)
+        args[TARGET] = new("mindspore.ops.linspace")
