@@ -2082,6 +2082,15 @@ _PASSING = frozenset(f"torch.nn.{name}" for name in ("Dropout", "Dropout1d", "Dr
     f"torch.nn.functional.{name}" for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"))
 _NONFINITE = frozenset({"inf", "nan", "NINF", "Inf"})
 _BOUNDED = frozenset({"softmax", "sigmoid", "tanh"})  # results in a bounded range: never -inf
+# the _PRODUCTS that contract their operands (matrix products), not elementwise ones
+_MATRIX_PRODUCTS = frozenset({"torch.matmul", "torch.bmm", "torch.mm", "torch.einsum", "torch.baddbmm"})
+# tensors of zeros or ones: no -inf at all (sooftware/attentions' relative positions pad a score with
+# pos_score.new_zeros(...) before a cat)
+_FINITE_CONSTANTS = frozenset({"torch.zeros", "torch.ones", "torch.zeros_like", "torch.ones_like"})
+_FINITE_CONSTANT_METHODS = frozenset({"new_zeros", "new_ones"})
+# joins whose every row, along any axis, is a row of one member or a run of members' rows (never one element of each
+# member, as stack's new axis would be): no row of all -inf where no member has one
+_ROW_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 
 
 def own_methods(cls: "cst.ClassDef | None") -> dict[str, cst.FunctionDef]:
@@ -2104,7 +2113,7 @@ class UnmaskedFacts:
     kernel gives the other rows wrong values then (``mindport.runtime.nn_functional.softmax`` writes it out); an
     input that cannot is MindSpore's own ``ops.softmax``. Read from the code of one function: the input is a layer's
     output (``self.fc(x)``), einops' ``rearrange``/``repeat`` of such a value, a product (``q @ k.transpose(-2, -1) * self.scale``, ``torch.einsum``, ``torch.matmul``,
-    ``w * (int(c) ** -0.5)``) of anything, a softmax's or sigmoid's result, a value moved or cast (``.view``, ``.transpose``, ``.float()``, an index), a dropout of such a value
+    ``w * (int(c) ** -0.5)``) of anything, a softmax's or sigmoid's result, zeros or ones (``x.new_zeros(...)``), ``torch.cat`` of a display of such values, a value moved or cast (``.view``, ``.transpose``, ``.float()``, an index), a dropout of such a value
     (``self.attn_drop(attn)``, ``F.dropout``: zeroes and scales, makes no -inf), a sum of such values, or
     ``masked_fill`` of one with a finite fill (``-1e9``, ``-torch.finfo(x.dtype).max``), or a local name every
     assignment of which is one of these and never updated in place. A function that writes ``inf`` anywhere
@@ -2209,7 +2218,8 @@ class UnmaskedFacts:
                                                                and self._carries_inf(expr.expression))
         if isinstance(expr, cst.BinaryOperation):
             if isinstance(expr.operator, (cst.Multiply, cst.Divide, cst.MatrixMultiply)):
-                return self._factor(expr.left, seen) and self._factor(expr.right, seen)
+                matmul = isinstance(expr.operator, cst.MatrixMultiply)
+                return self._factor(expr.left, seen, matmul) and self._factor(expr.right, seen, matmul)
             if isinstance(expr.operator, cst.Add):  # scores + self.mask[:, :, :T, :T] (llama2.c): an additive mask
                 return (self._value(expr.left, seen) or self._additive(expr.left)) \
                     and (self._value(expr.right, seen) or self._additive(expr.right))
@@ -2251,9 +2261,11 @@ class UnmaskedFacts:
                 and self._value(fn.body, seen | {params.params[0].name.value})
         return self._value(expr, seen)
 
-    def _factor(self, expr, seen) -> bool:
-        """An operand of a product: any name or attribute not updated in place (a masking is an addition or a fill
-        before the softmax, which :meth:`_value` follows; a product of tensors makes no row of all -inf)."""
+    def _factor(self, expr, seen, matmul: bool = False) -> bool:
+        """An operand of a product: any name or attribute not updated in place, a product of those, and for a matrix
+        product (``matmul``: ``@``, ``torch.matmul``...) a sum or difference of those too (a masking is an addition
+        or a fill before the softmax, which :meth:`_value` follows; a product of tensors makes no row of all
+        -inf)."""
         if isinstance(expr, cst.Attribute):
             return True
         if isinstance(expr, cst.Name):
@@ -2263,6 +2275,10 @@ class UnmaskedFacts:
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide, cst.Power,
                                                                                 cst.MatrixMultiply)):
             return self._factor(expr.left, seen) and self._factor(expr.right, seen)  # (int(c) ** -0.5)
+        if matmul and isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+            # Transformer-XL's (query + self.u_bias) @ key: a matrix product's operand, as its names are (a masking
+            # adds to the scores, never to an operand a product contracts); an elementwise product's keeps _value's
+            return self._factor(expr.left, seen, matmul) and self._factor(expr.right, seen, matmul)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("int", "float") \
                 and self._resolve(expr.func) is None:
             return True
@@ -2271,7 +2287,7 @@ class UnmaskedFacts:
             return True  # (1.0 / math.sqrt(k.size(-1))): a Python number (math raises where it would not be finite)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES \
                 and self._resolve(expr.func) is None:
-            return self._factor(expr.func.value, seen)  # k.transpose(-2, -1)
+            return self._factor(expr.func.value, seen, matmul)  # k.transpose(-2, -1)
         return self._value(expr, seen)
 
     def _call(self, call: cst.Call, seen) -> bool:
@@ -2292,7 +2308,13 @@ class UnmaskedFacts:
                 return True  # a softmax's or sigmoid's result: no -inf at all
             if qual in _PRODUCTS:
                 operands = args[1:] if qual == "torch.einsum" else args
-                return all(self._factor(a.value, seen) for a in operands)
+                matmul = qual in _MATRIX_PRODUCTS
+                return all(self._factor(a.value, seen, matmul) for a in operands)
+            if qual in _FINITE_CONSTANTS:
+                return True
+            if qual in _ROW_JOINS and args and call.args[0] is args[0] \
+                    and isinstance(args[0].value, (cst.List, cst.Tuple)):
+                return self._elements(args[0].value, seen)  # torch.cat([zeros, pos_score], dim=-1)
             if qual == "torch.masked_fill" and len(args) == 3:
                 return self._value(args[0].value, seen) \
                     and (self._finite_fill(args[2].value) or id(call) in self._inf_fills)
@@ -2303,7 +2325,7 @@ class UnmaskedFacts:
             method = func.attr.value
             if method in _MOVES:
                 return self._value(func.value, seen)
-            if method in _BOUNDED:
+            if method in _BOUNDED or method in _FINITE_CONSTANT_METHODS:
                 return True
             if method == "masked_fill" and len(call.args) == 2:
                 return self._value(func.value, seen) \
