@@ -1184,6 +1184,24 @@ class TableCallTransform(Rule):
             return target
         return _native_reduction(native, mapped)
 
+    def _raising_extent_target(self, target: str, mapped: dict, input_node, call: cst.Call, api: str) -> str:
+        """The runtime amax/amin (NATIVE_RAISING_EXTENT) over a ``dim`` given as a literal int or tuple of ints, on an
+        input that is no integer or bool tensor by the facts (:meth:`_non_integer_input`): MindSpore's own
+        ``ops.amax``/``ops.amin``, its arguments renamed. The runtime adds two things: an empty extent raises
+        IndexError, where torch raises too (so no program torch runs meets it), and a bool input is ordered as
+        uint8, which such an input is not; for the rest it makes this very call (CoCa's ``sim.amax(dim=-1,
+        keepdim=True)`` after an einsum, x-transformers' ``probs.amax(dim=-1, keepdim=True)`` of a softmax)."""
+        native = NATIVE_RAISING_EXTENT.get(target)
+        dim = mapped.get("dim")
+        if native is None or input_node is None or dim is None or not dim.given:
+            return target
+        axes = dim.literal(default=None)
+        axes = axes if isinstance(axes, (tuple, list)) else (axes,)
+        if not axes or not all(isinstance(a, int) and not isinstance(a, bool) for a in axes) \
+                or not self._non_integer_input(input_node, call, api):
+            return target
+        return _native_reduction(native, mapped)
+
     def _promoted_target(self, target: str, name: str, input_node, call: cst.Call) -> str:
         """A mixed-dtype element-wise call (mindport.runtime.promotion.PROMOTED: ``mp_math.addcmul``, which casts
         its tensors to torch's common type) whose receiver and every other tensor argument are floating point by
@@ -1773,6 +1791,7 @@ class TableCallTransform(Rule):
                                            mapped, input_node, original_node, _api_name(entry))
             target = self._native_like(target, mapped, input_node)
             target = self._float_accumulate_target(target, mapped, input_node, original_node, _api_name(entry))
+            target = self._raising_extent_target(target, mapped, input_node, original_node, _api_name(entry))
             target = _sized_interpolate_target(target, mapped)
             target = self._absorbed_target(target, mapped, original_node, input_node)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry), input_node)
@@ -1910,6 +1929,7 @@ class TableCallTransform(Rule):
             target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
                                            mapped, func.value, original_node, _api_name(entry))
             target = self._float_accumulate_target(target, mapped, func.value, original_node, _api_name(entry))
+            target = self._raising_extent_target(target, mapped, func.value, original_node, _api_name(entry))
             target = self._absorbed_target(target, mapped, original_node, func.value)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry), func.value)
             target = self._indices_target(self._values_target(target, original_node), original_node)
@@ -3093,6 +3113,12 @@ SIZED_INTERPOLATE_MODES = frozenset({"nearest", "linear", "bilinear", "trilinear
 # the runtime's integer accumulators (an int32/bool input accumulates in int64 as in torch) -> MindSpore's own, with
 # its renames, on an input that is no integer or bool tensor (TableCallTransform._float_accumulate_target)
 NATIVE_FLOAT_ACCUMULATE = {"mindport.runtime.math.cumsum": ("mindspore.ops.cumsum", {"input": "x", "dim": "axis"})}
+
+# the runtime's reductions that only raise over an empty extent (as torch does) and order a bool input as uint8 ->
+# MindSpore's own, with its renames, over a literal dim of an input no integer or bool tensor by the facts
+# (TableCallTransform._raising_extent_target)
+NATIVE_RAISING_EXTENT = {"mindport.runtime.math.amax": ("mindspore.ops.amax", {"dim": "axis", "keepdim": "keepdims"}),
+                         "mindport.runtime.math.amin": ("mindspore.ops.amin", {"dim": "axis", "keepdim": "keepdims"})}
 
 # the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, at a
 # site whose every reduced extent held elements in a recorded torch run (TableCallTransform._nonempty_target)
