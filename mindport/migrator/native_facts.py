@@ -1191,6 +1191,9 @@ _NOT_KEEPING_LAYERS = frozenset(f"torch.nn.{name}" for name in (
     "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Module", "Parameter", "Sequential"))
 _KEEPING_LAYERS_OUTSIDE = frozenset({"einops.layers.torch.Rearrange", "einops.layers.torch.Reduce"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+# functions and methods torch computes for floating inputs only (an integer or bool input raises: "softmax_lastdim_
+# kernel_impl not implemented for 'Long'"), so their result is floating in every program torch runs
+_FLOAT_OR_RAISE = frozenset({"softmax", "log_softmax"})
 _STATISTICS = frozenset({"mean", "var", "std"})  # never an integer result (FloatFacts.non_integer)
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})  # float when every member is
 _FLOAT_DTYPES = frozenset(f"torch.{name}" for name in ("float", "float32", "float64", "double", "float16", "half",
@@ -1913,7 +1916,7 @@ class FloatFacts(_FunctionFacts):
         if qual is not None:
             keywords = {a.keyword.value for a in call.args if a.keyword is not None}
             if qual.rpartition(".")[0] in ("torch", "torch.special", "torch.nn.functional") \
-                    and qual.rpartition(".")[2] in self._float_only:
+                    and (qual.rpartition(".")[2] in self._float_only or qual.rpartition(".")[2] in _FLOAT_OR_RAISE):
                 return True
             if qual in ("torch.tensor", "torch.as_tensor") and "dtype" not in keywords and call.args \
                     and call.args[0].keyword is None and not call.args[0].star:
@@ -1940,6 +1943,8 @@ class FloatFacts(_FunctionFacts):
                 return self.is_float(func.value, seen)
             if method in self._float_only and not call.args:
                 return True  # x.exp(), x.sigmoid(): floating point whatever x holds
+            if method in _FLOAT_OR_RAISE:
+                return True  # x.softmax(-1): floating point, or torch raises
             if method in _SAME_DTYPE_METHODS and not any(a.keyword and a.keyword.value == "dtype" for a in call.args):
                 return self.is_float(func.value, seen)
             if method == "to" and call.args and all(a.keyword is not None and a.keyword.value in ("device", "non_blocking")
