@@ -1191,9 +1191,11 @@ _NOT_KEEPING_LAYERS = frozenset(f"torch.nn.{name}" for name in (
     "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Module", "Parameter", "Sequential"))
 _KEEPING_LAYERS_OUTSIDE = frozenset({"einops.layers.torch.Rearrange", "einops.layers.torch.Reduce"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
-# functions and methods torch computes for floating inputs only (an integer or bool input raises: "softmax_lastdim_
-# kernel_impl not implemented for 'Long'"), so their result is floating in every program torch runs
-_FLOAT_OR_RAISE = frozenset({"softmax", "log_softmax"})
+# functions and methods torch computes for real floating inputs only (an integer, bool or complex input raises:
+# "softmax_lastdim_kernel_impl not implemented for 'Long'"; measured on torch 2.13 for each), so their result is real
+# floating point in every program torch runs (silu, normalize and rms_norm take complex inputs: not here)
+_FLOAT_OR_RAISE = frozenset({"softmax", "log_softmax", "gelu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid",
+                             "hardswish", "hardsigmoid", "leaky_relu", "layer_norm", "group_norm"})
 _STATISTICS = frozenset({"mean", "var", "std"})  # never an integer result (FloatFacts.non_integer)
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})  # float when every member is
 _FLOAT_DTYPES = frozenset(f"torch.{name}" for name in ("float", "float32", "float64", "double", "float16", "half",

@@ -1,7 +1,7 @@
-"""A softmax's (or log_softmax's) result is floating point by construction (native_facts.FloatFacts, _FLOAT_OR_RAISE):
-torch computes them for floating inputs only (an integer or bool input raises "softmax_lastdim_kernel_impl not
-implemented for 'Long'"), so in every program torch runs the result is floating, whatever the input's dtype looked
-like to the converter. The decisions that read float facts then take MindSpore's own op: x-transformers' top-p
+"""A softmax's (or log_softmax's, gelu's, layer_norm's, leaky_relu's ...) result is floating point by construction
+(native_facts.FloatFacts, _FLOAT_OR_RAISE): torch computes them for real floating inputs only (an integer, bool or
+complex input raises "softmax_lastdim_kernel_impl not implemented for 'Long'"), so in every program torch runs the
+result is floating, whatever the input's dtype looked like to the converter. The decisions that read float facts then take MindSpore's own op: x-transformers' top-p
 ``probs.amax(dim=-1, keepdim=True)`` of ``F.softmax(logits, dim=-1)`` (ops.amax), ``torch.log(probs)`` (no int-to-
 float guard), a join of two softmaxes (no promotion). The converted module runs against torch in PyNative and
 GRAPH_MODE."""
@@ -28,7 +28,8 @@ SOURCE = textwrap.dedent("""
             l = torch.log(probs)
             s = logits.log_softmax(-1).sigmoid()
             j = torch.cat((probs, logits.softmax(dim=-1)), dim=-1)
-            return m, l, s, j
+            g = torch.stack((F.gelu(logits), F.layer_norm(logits, (7,)), F.leaky_relu(logits)))
+            return m, l, s, j, g
 """)
 
 
@@ -36,7 +37,7 @@ def test_a_softmaxs_result_is_floating_for_the_facts():
     code = convert_source(SOURCE).code
     assert "m = ops.amax(probs, axis=-1, keepdims=True)" in code, code
     assert "l = ops.log(probs)" in code and "s = ops.sigmoid(" in code, code
-    assert "j = ops.cat((probs, " in code and "promoted" not in code, code
+    assert "j = ops.cat((probs, " in code and "g = ops.stack((" in code and "promoted" not in code, code
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
