@@ -1202,6 +1202,28 @@ class TableCallTransform(Rule):
             return target
         return _native_reduction(native, mapped)
 
+    def _elementwise_extreme_target(self, target: str, mapped: dict, input_node, call: cst.Call) -> str:
+        """The runtime max/min (NATIVE_ELEMENTWISE: torch.max's three forms, told apart at run time) whose one other
+        argument is ``torch.zeros_like``/``ones_like``/``full_like`` of the input itself, with no dtype and no
+        keepdim (x-transformers' relative-position buckets ``torch.max(n, torch.zeros_like(n))``, ``torch.min(v,
+        torch.full_like(v, num_buckets - 1))``): torch's elementwise form on two tensors of one dtype and shape, which
+        is MindSpore's own ``ops.maximum``/``ops.minimum``, the call the runtime makes for a tensor ``dim``."""
+        native = NATIVE_ELEMENTWISE.get(target)
+        keepdim = mapped.get("keepdim")
+        if native is None or input_node is None or (keepdim is not None and keepdim.given):
+            return target
+        others = [a for a in call.args if a.value is not input_node]
+        if len(others) != 1 or others[0].star or (others[0].keyword is not None
+                                                   and others[0].keyword.value not in ("dim", "other")):
+            return target
+        other = others[0].value
+        if not isinstance(other, cst.Call) or self.scope.resolve_torch(other.func) not in LIKE_SAME_DTYPE \
+                or not other.args or other.args[0].keyword is not None or other.args[0].star \
+                or any(a.keyword is not None and a.keyword.value == "dtype" for a in other.args) \
+                or code_of(other.args[0].value) != code_of(input_node):
+            return target
+        return _native_reduction(native, mapped)
+
     def _promoted_target(self, target: str, name: str, input_node, call: cst.Call) -> str:
         """A mixed-dtype element-wise call (mindport.runtime.promotion.PROMOTED: ``mp_math.addcmul``, which casts
         its tensors to torch's common type) whose receiver and every other tensor argument are floating point by
@@ -1792,6 +1814,7 @@ class TableCallTransform(Rule):
             target = self._native_like(target, mapped, input_node)
             target = self._float_accumulate_target(target, mapped, input_node, original_node, _api_name(entry))
             target = self._raising_extent_target(target, mapped, input_node, original_node, _api_name(entry))
+            target = self._elementwise_extreme_target(target, mapped, input_node, original_node)
             target = _sized_interpolate_target(target, mapped)
             target = self._absorbed_target(target, mapped, original_node, input_node)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry), input_node)
@@ -1930,6 +1953,7 @@ class TableCallTransform(Rule):
                                            mapped, func.value, original_node, _api_name(entry))
             target = self._float_accumulate_target(target, mapped, func.value, original_node, _api_name(entry))
             target = self._raising_extent_target(target, mapped, func.value, original_node, _api_name(entry))
+            target = self._elementwise_extreme_target(target, mapped, func.value, original_node)
             target = self._absorbed_target(target, mapped, original_node, func.value)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry), func.value)
             target = self._indices_target(self._values_target(target, original_node), original_node)
@@ -3113,6 +3137,12 @@ SIZED_INTERPOLATE_MODES = frozenset({"nearest", "linear", "bilinear", "trilinear
 # the runtime's integer accumulators (an int32/bool input accumulates in int64 as in torch) -> MindSpore's own, with
 # its renames, on an input that is no integer or bool tensor (TableCallTransform._float_accumulate_target)
 NATIVE_FLOAT_ACCUMULATE = {"mindport.runtime.math.cumsum": ("mindspore.ops.cumsum", {"input": "x", "dim": "axis"})}
+
+# the runtime's max/min (reduction or elementwise, told apart at run time) -> MindSpore's elementwise op, its argument
+# renamed, where the other argument is a *_like (LIKE_SAME_DTYPE) of the input itself (_elementwise_extreme_target)
+NATIVE_ELEMENTWISE = {"mindport.runtime.tensor.max": ("mindspore.ops.maximum", {"dim": "other"}),
+                      "mindport.runtime.tensor.min": ("mindspore.ops.minimum", {"dim": "other"})}
+LIKE_SAME_DTYPE = frozenset({"torch.zeros_like", "torch.ones_like", "torch.full_like"})
 
 # the runtime's reductions that only raise over an empty extent (as torch does) and order a bool input as uint8 ->
 # MindSpore's own, with its renames, over a literal dim of an input no integer or bool tensor by the facts
