@@ -2342,7 +2342,8 @@ class UnmaskedFacts:
     def _own_method(self, call: cst.Call, seen) -> bool:
         """``self.apply_pos_bias(dots)``: every argument is a value with no row of all -inf, given positionally to a
         plain parameter (no default, no ``*``), and every return of the method is one given that its parameters are
-        (a parameter counts as such only while the method never rebinds or updates it)."""
+        (a parameter counts as such while the method never updates it in place or unpacks into it, and every value
+        it is rebound to is one given the same: ``pos_score = padded[:, :, 1:].view_as(pos_score)``)."""
         name = call.func.attr.value
         method = self._methods[name]
         if name in self._visiting:
@@ -2360,8 +2361,13 @@ class UnmaskedFacts:
         inner = UnmaskedFacts(method, self._resolve, self._layers, self._resolve_any, self._causal, self._methods,
                               self._visiting | {name})
         order = inner._order
-        if inner._nonfinite or any(n in inner._mutated or order.bindings(n) or order.unpacked(n) for n in names):
+        if inner._nonfinite or any(n in inner._mutated or order.unpacked(n) for n in names):
             return False
+        for n in names:  # a parameter rebound (sooftware/attentions' pos_score = padded[:, :, 1:].view_as(pos_score))
+            bindings = order.bindings(n)  # keeps the reading only when every value it takes is one given the others
+            if any(v is None for v in bindings) \
+                    or not all(inner._value(v, frozenset(names)) for v in bindings):
+                return False
         returns = own_nodes(method, cst.Return)
         if not returns or own_nodes(method, cst.Yield) or any(r.value is None for r in returns):
             return False

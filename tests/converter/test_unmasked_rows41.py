@@ -3,7 +3,8 @@
 (``x.new_zeros(...)``, ``torch.zeros``), ``torch.cat`` of a display of such values (every row of a cat is a row of one
 member or a run of members' rows), and a matrix product whose operand is a sum of names (``(query + self.u_bias) @ key``:
 an operand, not a masking of the scores). sooftware/attentions' RelativeMultiHeadAttention (Transformer-XL's relative
-positions: ``torch.cat([pos_score.new_zeros(...), pos_score], dim=-1)`` in an own method) was mp_F.softmax. A cat with
+positions: ``torch.cat([pos_score.new_zeros(...), pos_score], dim=-1)`` in an own method that rebinds its parameter,
+``pos_score = padded[:, :, 1:].view_as(pos_score)``: every value it takes is such a value) was mp_F.softmax. A cat with
 a parameter member and a stack keep the runtime's. The converted module runs against torch in PyNative and
 GRAPH_MODE."""
 from __future__ import annotations
@@ -34,7 +35,12 @@ SOURCE = textwrap.dedent("""
             zeros = pos_score.new_zeros(b, i, 1)
             padded = torch.cat([zeros, pos_score], dim=-1)
             padded = padded.view(b, j + 1, i)
-            return padded[:, 1:].view_as(pos_score)
+            pos_score = padded[:, 1:].view_as(pos_score)
+            return pos_score
+
+        def swap(self, s):
+            s = s * 0.5 + self.pad
+            return s
 
         def forward(self, x, mask, extra):
             query, key = self.q(x), self.k(x)
@@ -48,7 +54,8 @@ SOURCE = textwrap.dedent("""
             d = torch.softmax(torch.stack([score, score * 2], dim=-1), dim=-1)
             e = torch.softmax((score + self.pad) * 0.5, dim=-1)
             f = torch.softmax((query + self.u_bias) @ key.transpose(1, 2), dim=-1)
-            return a, b, c, d, e, f
+            g = torch.softmax(self.swap(score), dim=-1)
+            return a, b, c, d, e, f, g
 """)
 
 
@@ -59,6 +66,7 @@ def test_zeros_and_cats_of_unmasked_values_are_mindspores_softmax():
     assert "c = mp_F.softmax(ops.cat(" in code and "d = mp_F.softmax(ops.stack(" in code, code
     assert "e = mp_F.softmax(" in code, code  # a buffer added to the scores may mask whole rows: a product of it too
     assert "f = ops.softmax(" in code, code
+    assert "g = mp_F.softmax(self.swap(score)" in code, code  # a parameter rebound to a sum with a buffer
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
