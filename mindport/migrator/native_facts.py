@@ -1191,6 +1191,9 @@ _NOT_KEEPING_LAYERS = frozenset(f"torch.nn.{name}" for name in (
     "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Module", "Parameter", "Sequential"))
 _KEEPING_LAYERS_OUTSIDE = frozenset({"einops.layers.torch.Rearrange", "einops.layers.torch.Reduce"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+# torch's matrix products: operands of one dtype only (a float32 against an int64, a float64 or a bool operand raises:
+# "expected m1 and m2 to have the same dtype"; einsum: "expected scalar type Float but found Long"), the result theirs
+_ONE_DTYPE_PRODUCTS = frozenset({"torch.matmul", "torch.mm", "torch.bmm", "torch.einsum"})
 # functions and methods torch computes for real floating inputs only (an integer, bool or complex input raises:
 # "softmax_lastdim_kernel_impl not implemented for 'Long'"; measured on torch 2.13 for each), so their result is real
 # floating point in every program torch runs (silu, normalize and rms_norm take complex inputs: not here)
@@ -1925,6 +1928,11 @@ class FloatFacts(_FunctionFacts):
                 return self._float_data(call.args[0].value, seen)  # torch.tensor(start / tau), torch.tensor([s, 1])
             if qual in _FLOAT_FUNCTIONS:
                 return "dtype" not in keywords and not any(a.star for a in call.args)
+            if qual in _ONE_DTYPE_PRODUCTS and not any(a.star for a in call.args):
+                # torch.einsum('b i d, b j d -> b i j', q, k): torch's matrix products take operands of one dtype
+                # only (expected m1 and m2 to have the same dtype), so one floating operand makes the result floating
+                operands = call.args[1:] if qual == "torch.einsum" else call.args
+                return any(a.keyword is None and self.is_float(a.value, seen) for a in operands)
             if qual.rpartition(".")[0] in ("torch", "torch.nn.functional") \
                     and qual.rpartition(".")[2] in _SAME_DTYPE_FUNCTIONS and "dtype" not in keywords \
                     and call.args and call.args[0].keyword is None and not call.args[0].star:
