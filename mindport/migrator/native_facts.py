@@ -1191,6 +1191,10 @@ _NOT_KEEPING_LAYERS = frozenset(f"torch.nn.{name}" for name in (
     "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Module", "Parameter", "Sequential"))
 _KEEPING_LAYERS_OUTSIDE = frozenset({"einops.layers.torch.Rearrange", "einops.layers.torch.Reduce"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+# the layers computing those functions (nn.GELU is F.gelu): a floating output, or torch raises
+_FLOAT_OR_RAISE_LAYERS = frozenset(f"torch.nn.{name}" for name in (
+    "GELU", "Mish", "ELU", "SELU", "CELU", "Softplus", "LogSigmoid", "Hardswish", "Hardsigmoid", "LeakyReLU", "Softmax",
+    "LogSoftmax"))
 # torch's matrix products: operands of one dtype only (a float32 against an int64, a float64 or a bool operand raises:
 # "expected m1 and m2 to have the same dtype"; einsum: "expected scalar type Float but found Long"), the result theirs
 _ONE_DTYPE_PRODUCTS = frozenset({"torch.matmul", "torch.mm", "torch.bmm", "torch.einsum"})
@@ -1639,14 +1643,15 @@ class FloatFacts(_FunctionFacts):
             and self._resolve(layer.args[0].value.func) in _FLOAT_LAYERS - {"torch.nn.Embedding"}
 
     def layer_kind(self, layer: cst.Call) -> "str | None":
-        """What a layer built by this call gives: "float" whatever its input (a torch layer of floating weights, a
-        Sequential ending in one and then layers that keep floats, a class of the file whose forward returns floats),
+        """What a layer built by this call gives: "float" whatever its input (a torch layer of floating weights, one
+        torch computes for floating inputs only (_FLOAT_OR_RAISE_LAYERS: nn.GELU, nn.Softmax ...), a Sequential
+        ending in one and then layers that keep floats, a class of the file whose forward returns floats),
         "keep" a float for a float (other torch.nn layers but those of :data:`_NOT_KEEPING_LAYERS`, einops'
         Rearrange/Reduce, a class of the file whose forward keeps floats), None when unknown. A module-level
         factory's call is read as the layer call it returns (:meth:`_factory`)."""
         layer = self._factory(layer)
         qual = self._resolve(layer.func)
-        if qual in _FLOAT_LAYERS:
+        if qual in _FLOAT_LAYERS or qual in _FLOAT_OR_RAISE_LAYERS:
             return "float"
         if qual == "torch.nn.Sequential":
             return self._sequential_kind(layer)
