@@ -36,6 +36,12 @@ On native38 (cross-call dtype facts, native_facts.CallerFloats): code-only 1474/
 On native40 (fresh random fills, legacy constructors of number data, filter/map lambdas over .parameters(), in-place
 updates of unaliased locals; from b551797a): code-only 1460/16527 = 8.8 % -> 1418/16525 = 8.6 %, 13/60 -> 13/60;
 ``--facts`` 1387/16497 = 8.4 % -> 1345/16495 = 8.2 %, 21/60 -> 23/60 (vit/cait, vit/max_vit).
+On native41 (F.pad's literal crops written as slicing and ops.pad, topk read for its indices alone, div/argmax/linspace
+where the runtime would make MindSpore's own call, amax/amin of a non-integer input over a literal dim, max/min
+against a *_like of the input, softmax inputs of zeros, cats, matrix-product operand sums and rebound own-method
+parameters, float facts for softmax/gelu-like functions and layers and for matrix products; from abe8763c, where main
+measured 1426/16521 and 1353/16491): code-only 1426/16521 = 8.6 % -> 1350/16530 = 8.2 %, 13/60 -> 13/60; ``--facts``
+1353/16491 = 8.2 % -> 1276/16500 = 7.7 %, 23/60 -> 23/60.
 """
 from __future__ import annotations
 

@@ -1191,6 +1191,18 @@ _NOT_KEEPING_LAYERS = frozenset(f"torch.nn.{name}" for name in (
     "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Module", "Parameter", "Sequential"))
 _KEEPING_LAYERS_OUTSIDE = frozenset({"einops.layers.torch.Rearrange", "einops.layers.torch.Reduce"})
 _FLOAT_METHODS = frozenset({"float", "double", "half", "bfloat16"})
+# the layers computing those functions (nn.GELU is F.gelu): a floating output, or torch raises
+_FLOAT_OR_RAISE_LAYERS = frozenset(f"torch.nn.{name}" for name in (
+    "GELU", "Mish", "ELU", "SELU", "CELU", "Softplus", "LogSigmoid", "Hardswish", "Hardsigmoid", "LeakyReLU", "Softmax",
+    "LogSoftmax"))
+# torch's matrix products: operands of one dtype only (a float32 against an int64, a float64 or a bool operand raises:
+# "expected m1 and m2 to have the same dtype"; einsum: "expected scalar type Float but found Long"), the result theirs
+_ONE_DTYPE_PRODUCTS = frozenset({"torch.matmul", "torch.mm", "torch.bmm", "torch.einsum"})
+# functions and methods torch computes for real floating inputs only (an integer, bool or complex input raises:
+# "softmax_lastdim_kernel_impl not implemented for 'Long'"; measured on torch 2.13 for each), so their result is real
+# floating point in every program torch runs (silu, normalize and rms_norm take complex inputs: not here)
+_FLOAT_OR_RAISE = frozenset({"softmax", "log_softmax", "gelu", "mish", "elu", "selu", "celu", "softplus", "logsigmoid",
+                             "hardswish", "hardsigmoid", "leaky_relu", "layer_norm", "group_norm"})
 _STATISTICS = frozenset({"mean", "var", "std"})  # never an integer result (FloatFacts.non_integer)
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})  # float when every member is
 _FLOAT_DTYPES = frozenset(f"torch.{name}" for name in ("float", "float32", "float64", "double", "float16", "half",
@@ -1631,14 +1643,15 @@ class FloatFacts(_FunctionFacts):
             and self._resolve(layer.args[0].value.func) in _FLOAT_LAYERS - {"torch.nn.Embedding"}
 
     def layer_kind(self, layer: cst.Call) -> "str | None":
-        """What a layer built by this call gives: "float" whatever its input (a torch layer of floating weights, a
-        Sequential ending in one and then layers that keep floats, a class of the file whose forward returns floats),
+        """What a layer built by this call gives: "float" whatever its input (a torch layer of floating weights, one
+        torch computes for floating inputs only (_FLOAT_OR_RAISE_LAYERS: nn.GELU, nn.Softmax ...), a Sequential
+        ending in one and then layers that keep floats, a class of the file whose forward returns floats),
         "keep" a float for a float (other torch.nn layers but those of :data:`_NOT_KEEPING_LAYERS`, einops'
         Rearrange/Reduce, a class of the file whose forward keeps floats), None when unknown. A module-level
         factory's call is read as the layer call it returns (:meth:`_factory`)."""
         layer = self._factory(layer)
         qual = self._resolve(layer.func)
-        if qual in _FLOAT_LAYERS:
+        if qual in _FLOAT_LAYERS or qual in _FLOAT_OR_RAISE_LAYERS:
             return "float"
         if qual == "torch.nn.Sequential":
             return self._sequential_kind(layer)
@@ -1913,13 +1926,18 @@ class FloatFacts(_FunctionFacts):
         if qual is not None:
             keywords = {a.keyword.value for a in call.args if a.keyword is not None}
             if qual.rpartition(".")[0] in ("torch", "torch.special", "torch.nn.functional") \
-                    and qual.rpartition(".")[2] in self._float_only:
+                    and (qual.rpartition(".")[2] in self._float_only or qual.rpartition(".")[2] in _FLOAT_OR_RAISE):
                 return True
             if qual in ("torch.tensor", "torch.as_tensor") and "dtype" not in keywords and call.args \
                     and call.args[0].keyword is None and not call.args[0].star:
                 return self._float_data(call.args[0].value, seen)  # torch.tensor(start / tau), torch.tensor([s, 1])
             if qual in _FLOAT_FUNCTIONS:
                 return "dtype" not in keywords and not any(a.star for a in call.args)
+            if qual in _ONE_DTYPE_PRODUCTS and not any(a.star for a in call.args):
+                # torch.einsum('b i d, b j d -> b i j', q, k): torch's matrix products take operands of one dtype
+                # only (expected m1 and m2 to have the same dtype), so one floating operand makes the result floating
+                operands = call.args[1:] if qual == "torch.einsum" else call.args
+                return any(a.keyword is None and self.is_float(a.value, seen) for a in operands)
             if qual.rpartition(".")[0] in ("torch", "torch.nn.functional") \
                     and qual.rpartition(".")[2] in _SAME_DTYPE_FUNCTIONS and "dtype" not in keywords \
                     and call.args and call.args[0].keyword is None and not call.args[0].star:
@@ -1940,6 +1958,8 @@ class FloatFacts(_FunctionFacts):
                 return self.is_float(func.value, seen)
             if method in self._float_only and not call.args:
                 return True  # x.exp(), x.sigmoid(): floating point whatever x holds
+            if method in _FLOAT_OR_RAISE:
+                return True  # x.softmax(-1): floating point, or torch raises
             if method in _SAME_DTYPE_METHODS and not any(a.keyword and a.keyword.value == "dtype" for a in call.args):
                 return self.is_float(func.value, seen)
             if method == "to" and call.args and all(a.keyword is not None and a.keyword.value in ("device", "non_blocking")
@@ -2082,6 +2102,15 @@ _PASSING = frozenset(f"torch.nn.{name}" for name in ("Dropout", "Dropout1d", "Dr
     f"torch.nn.functional.{name}" for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"))
 _NONFINITE = frozenset({"inf", "nan", "NINF", "Inf"})
 _BOUNDED = frozenset({"softmax", "sigmoid", "tanh"})  # results in a bounded range: never -inf
+# the _PRODUCTS that contract their operands (matrix products), not elementwise ones
+_MATRIX_PRODUCTS = frozenset({"torch.matmul", "torch.bmm", "torch.mm", "torch.einsum", "torch.baddbmm"})
+# tensors of zeros or ones: no -inf at all (sooftware/attentions' relative positions pad a score with
+# pos_score.new_zeros(...) before a cat)
+_FINITE_CONSTANTS = frozenset({"torch.zeros", "torch.ones", "torch.zeros_like", "torch.ones_like"})
+_FINITE_CONSTANT_METHODS = frozenset({"new_zeros", "new_ones"})
+# joins whose every row, along any axis, is a row of one member or a run of members' rows (never one element of each
+# member, as stack's new axis would be): no row of all -inf where no member has one
+_ROW_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 
 
 def own_methods(cls: "cst.ClassDef | None") -> dict[str, cst.FunctionDef]:
@@ -2104,7 +2133,7 @@ class UnmaskedFacts:
     kernel gives the other rows wrong values then (``mindport.runtime.nn_functional.softmax`` writes it out); an
     input that cannot is MindSpore's own ``ops.softmax``. Read from the code of one function: the input is a layer's
     output (``self.fc(x)``), einops' ``rearrange``/``repeat`` of such a value, a product (``q @ k.transpose(-2, -1) * self.scale``, ``torch.einsum``, ``torch.matmul``,
-    ``w * (int(c) ** -0.5)``) of anything, a softmax's or sigmoid's result, a value moved or cast (``.view``, ``.transpose``, ``.float()``, an index), a dropout of such a value
+    ``w * (int(c) ** -0.5)``) of anything, a softmax's or sigmoid's result, zeros or ones (``x.new_zeros(...)``), ``torch.cat`` of a display of such values, a value moved or cast (``.view``, ``.transpose``, ``.float()``, an index), a dropout of such a value
     (``self.attn_drop(attn)``, ``F.dropout``: zeroes and scales, makes no -inf), a sum of such values, or
     ``masked_fill`` of one with a finite fill (``-1e9``, ``-torch.finfo(x.dtype).max``), or a local name every
     assignment of which is one of these and never updated in place. A function that writes ``inf`` anywhere
@@ -2209,7 +2238,8 @@ class UnmaskedFacts:
                                                                and self._carries_inf(expr.expression))
         if isinstance(expr, cst.BinaryOperation):
             if isinstance(expr.operator, (cst.Multiply, cst.Divide, cst.MatrixMultiply)):
-                return self._factor(expr.left, seen) and self._factor(expr.right, seen)
+                matmul = isinstance(expr.operator, cst.MatrixMultiply)
+                return self._factor(expr.left, seen, matmul) and self._factor(expr.right, seen, matmul)
             if isinstance(expr.operator, cst.Add):  # scores + self.mask[:, :, :T, :T] (llama2.c): an additive mask
                 return (self._value(expr.left, seen) or self._additive(expr.left)) \
                     and (self._value(expr.right, seen) or self._additive(expr.right))
@@ -2251,9 +2281,11 @@ class UnmaskedFacts:
                 and self._value(fn.body, seen | {params.params[0].name.value})
         return self._value(expr, seen)
 
-    def _factor(self, expr, seen) -> bool:
-        """An operand of a product: any name or attribute not updated in place (a masking is an addition or a fill
-        before the softmax, which :meth:`_value` follows; a product of tensors makes no row of all -inf)."""
+    def _factor(self, expr, seen, matmul: bool = False) -> bool:
+        """An operand of a product: any name or attribute not updated in place, a product of those, and for a matrix
+        product (``matmul``: ``@``, ``torch.matmul``...) a sum or difference of those too (a masking is an addition
+        or a fill before the softmax, which :meth:`_value` follows; a product of tensors makes no row of all
+        -inf)."""
         if isinstance(expr, cst.Attribute):
             return True
         if isinstance(expr, cst.Name):
@@ -2263,6 +2295,10 @@ class UnmaskedFacts:
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide, cst.Power,
                                                                                 cst.MatrixMultiply)):
             return self._factor(expr.left, seen) and self._factor(expr.right, seen)  # (int(c) ** -0.5)
+        if matmul and isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+            # Transformer-XL's (query + self.u_bias) @ key: a matrix product's operand, as its names are (a masking
+            # adds to the scores, never to an operand a product contracts); an elementwise product's keeps _value's
+            return self._factor(expr.left, seen, matmul) and self._factor(expr.right, seen, matmul)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("int", "float") \
                 and self._resolve(expr.func) is None:
             return True
@@ -2271,7 +2307,7 @@ class UnmaskedFacts:
             return True  # (1.0 / math.sqrt(k.size(-1))): a Python number (math raises where it would not be finite)
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES \
                 and self._resolve(expr.func) is None:
-            return self._factor(expr.func.value, seen)  # k.transpose(-2, -1)
+            return self._factor(expr.func.value, seen, matmul)  # k.transpose(-2, -1)
         return self._value(expr, seen)
 
     def _call(self, call: cst.Call, seen) -> bool:
@@ -2292,7 +2328,13 @@ class UnmaskedFacts:
                 return True  # a softmax's or sigmoid's result: no -inf at all
             if qual in _PRODUCTS:
                 operands = args[1:] if qual == "torch.einsum" else args
-                return all(self._factor(a.value, seen) for a in operands)
+                matmul = qual in _MATRIX_PRODUCTS
+                return all(self._factor(a.value, seen, matmul) for a in operands)
+            if qual in _FINITE_CONSTANTS:
+                return True
+            if qual in _ROW_JOINS and args and call.args[0] is args[0] \
+                    and isinstance(args[0].value, (cst.List, cst.Tuple)):
+                return self._elements(args[0].value, seen)  # torch.cat([zeros, pos_score], dim=-1)
             if qual == "torch.masked_fill" and len(args) == 3:
                 return self._value(args[0].value, seen) \
                     and (self._finite_fill(args[2].value) or id(call) in self._inf_fills)
@@ -2303,7 +2345,7 @@ class UnmaskedFacts:
             method = func.attr.value
             if method in _MOVES:
                 return self._value(func.value, seen)
-            if method in _BOUNDED:
+            if method in _BOUNDED or method in _FINITE_CONSTANT_METHODS:
                 return True
             if method == "masked_fill" and len(call.args) == 2:
                 return self._value(func.value, seen) \
@@ -2313,7 +2355,8 @@ class UnmaskedFacts:
     def _own_method(self, call: cst.Call, seen) -> bool:
         """``self.apply_pos_bias(dots)``: every argument is a value with no row of all -inf, given positionally to a
         plain parameter (no default, no ``*``), and every return of the method is one given that its parameters are
-        (a parameter counts as such only while the method never rebinds or updates it)."""
+        (a parameter counts as such while the method never updates it in place or unpacks into it, and every value
+        it is rebound to is one given the same: ``pos_score = padded[:, :, 1:].view_as(pos_score)``)."""
         name = call.func.attr.value
         method = self._methods[name]
         if name in self._visiting:
@@ -2331,8 +2374,13 @@ class UnmaskedFacts:
         inner = UnmaskedFacts(method, self._resolve, self._layers, self._resolve_any, self._causal, self._methods,
                               self._visiting | {name})
         order = inner._order
-        if inner._nonfinite or any(n in inner._mutated or order.bindings(n) or order.unpacked(n) for n in names):
+        if inner._nonfinite or any(n in inner._mutated or order.unpacked(n) for n in names):
             return False
+        for n in names:  # a parameter rebound (sooftware/attentions' pos_score = padded[:, :, 1:].view_as(pos_score))
+            bindings = order.bindings(n)  # keeps the reading only when every value it takes is one given the others
+            if any(v is None for v in bindings) \
+                    or not all(inner._value(v, frozenset(names)) for v in bindings):
+                return False
         returns = own_nodes(method, cst.Return)
         if not returns or own_nodes(method, cst.Yield) or any(r.value is None for r in returns):
             return False
@@ -5658,7 +5706,7 @@ def unaliased_local_update(function: "cst.FunctionDef | None", call: cst.Call, n
 
 def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
     """Is only the first field of the call's (values, indices) result read? ``v, _ = torch.topk(logits, k)`` with the
-    second name read nowhere in the function (nor declared global/nonlocal), or ``torch.topk(x, k)[0]``. The runtime's
+    second name read nowhere in the function (nor declared global/nonlocal), ``torch.topk(x, k)[0]`` or ``.values``. The runtime's
     topk exists to give torch's int64 indices (MindSpore's are int32); where they are never read, MindSpore's own
     call gives the same values."""
     if function is None:
@@ -5668,6 +5716,8 @@ def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
             and isinstance(parent.slice[0].slice, cst.Index) and isinstance(parent.slice[0].slice.value, cst.Integer) \
             and parent.slice[0].slice.value.evaluated_value == 0:
         return True
+    if isinstance(parent, cst.Attribute) and parent.value is call and parent.attr.value == "values":
+        return True  # torch.topk(x, k).values: read by position, [0]
     if not isinstance(parent, cst.Assign) or parent.value is not call or len(parent.targets) != 1:
         return False
     target = parent.targets[0].target
@@ -5679,6 +5729,21 @@ def values_only(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
             or any(unread in [n.value for n in node.names] for node in all_nodes(function, (cst.Global, cst.Nonlocal))):
         return False
     return not _order(function).reads(unread)
+
+
+def indices_read(call: cst.Call, function: "cst.FunctionDef | None") -> bool:
+    """Is the call's (values, indices) result read only for its indices, in the expression itself:
+    ``torch.topk(logits, k, dim=1)[1]`` (x-transformers' ``keep_indices``, NaViT's token dropping) or
+    ``x.topk(k).indices``? MindSpore's own call then gives the same indices once they are cast to torch's int64 (its
+    are int32), which is all the runtime's topk adds (TableCallTransform._indices_target)."""
+    if function is None:
+        return False
+    parent = _function_parents(function).get(id(call))
+    if isinstance(parent, cst.Attribute) and parent.value is call:
+        return parent.attr.value == "indices"
+    return isinstance(parent, cst.Subscript) and parent.value is call and len(parent.slice) == 1 \
+        and isinstance(parent.slice[0].slice, cst.Index) and isinstance(parent.slice[0].slice.value, cst.Integer) \
+        and parent.slice[0].slice.value.evaluated_value == 1
 
 
 # ------------------------------------------------------------------------------------ files that make no complex value

@@ -43,7 +43,7 @@ def test_the_methods_are_written_so_a_graph_compiles_them():
     code = convert_source(SOURCE).code
     for text in (".split(4, -1)", ".chunk(2, -1)", "k2.swapaxes(", "mp_tensor.max(scores, -1)", "mp_tensor.max(scores)",
                  "mp_tensor.max(a, b)",
-                 "[t.chunk(2, -1)[0] for t in (q, k)]", "mp_math.std(v, None, 1, True)", "mp_math.amax(v, dim=1, keepdim=True)",
+                 "[t.chunk(2, -1)[0] for t in (q, k)]", "mp_math.std(v, None, 1, True)", "ops.amax(v, axis=1, keepdims=True)",
                  ".broadcast_to((x.shape[0], -1, -1))"):
         assert text in code, (text, code)
 

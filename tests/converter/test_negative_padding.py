@@ -51,7 +51,9 @@ SOURCE = textwrap.dedent("""
 def test_negative_amounts_are_converted_to_the_cropping_pads():
     code = convert_source(SOURCE).code
     assert "mp_F.pad(t, (0, 0, amount, -amount), value=0.)" in code, code
-    assert "mp_F.pad(h, (-1, 1, -1, 1))" in code and 'mp_F.pad(h, (-1, 2, 0, 0), mode="replicate")' in code, code
+    # a literal crop beside a positive amount: MindSpore's slicing and ops.pad (transforms.layers._literal_crop)
+    assert "ops.pad(h[..., 1:, 1:], (0, 1, 0, 1))" in code and 'ops.pad(h[..., 1:], (0, 2, 0, 0), mode="replicate")' \
+        in code, code
     assert "ops.pad(h, (1, 0, 0, 0))" in code, code  # a literal of non-negative ints stays MindSpore's
     assert "mp_nn.ZeroPad2d(padding=(0, 0, 1, -1))" in code and "nn.ZeroPad2d(padding=(1, 1, 0, 0))" in code, code
     assert "mp_nn.ConstantPad1d(padding=p, value=1.5)" in code, code  # a name's sign is known when it runs

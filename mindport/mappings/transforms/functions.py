@@ -544,3 +544,31 @@ def add_alpha(args: dict[str, Arg]) -> None:
         return
     other = args["other"]
     args["other"] = new(f"{other.operand} * {alpha.operand}")
+
+
+@call_transform("argmax_native_dims")
+def argmax_native_dims(args: dict[str, Arg]) -> None:
+    """torch.argmax / Tensor.argmax, whose entry is mindport.runtime.math.argmax: torch keeps every dimension as 1 where
+    ``dim`` is None and ``keepdim`` true (shape (1, 1) for a matrix), ops.argmax gives a 0-d index, and the runtime
+    reshapes it. Where ``keepdim`` is a literal false value (or not given) or ``dim`` a literal int, that case cannot
+    arise and the call is MindSpore's own ``ops.argmax``, the call the runtime makes (nanochat's and x-transformers'
+    ``logits.argmax(dim=-1, keepdim=True)`` -> ``ops.argmax(logits, dim=-1, keepdim=True)``). The entry's target stays
+    the runtime's, so a receiver of unknown kind (a NumPy array?) keeps its own ``argmax`` as written
+    (TableCallTransform._strict_name)."""
+    keepdim, dim = args.get("keepdim"), args.get("dim")
+    keep = keepdim.literal(default=UNKNOWN) if keepdim is not None and keepdim.given else False
+    axis = dim.literal(default=UNKNOWN) if dim is not None and dim.given else None
+    if (keep is not UNKNOWN and not keep) or (isinstance(axis, int) and not isinstance(axis, bool)):
+        args[TARGET] = new("mindspore.ops.argmax")
+
+
+@call_transform("linspace_native_float32")
+def linspace_native_float32(args: dict[str, Arg]) -> None:
+    """torch.linspace, whose entry is mindport.runtime.math.linspace (ops.linspace has no dtype argument: the runtime
+    casts its float32 result, and computes float64 itself). With no ``dtype`` (or ``dtype=None``) torch's result is
+    float32, ops.linspace's own, and the runtime calls ``ops.linspace(start, end, steps)``: that call is written
+    (DINO's ``torch.linspace(0, drop_path_rate, depth)``)."""
+    dtype = args.get("dtype")
+    if dtype is None or not dtype.given or dtype.source.strip() == "None":
+        args.pop("dtype", None)
+        args[TARGET] = new("mindspore.ops.linspace")

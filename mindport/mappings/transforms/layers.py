@@ -734,8 +734,35 @@ def pad_crop_negative(args: dict[str, Arg]) -> None:
     gives back ``ops.pad`` where the padding is non-negative by construction in the enclosing function
     (TableCallTransform._non_negative_pad, native_facts.NonNegativeFacts: ``pad = (0, 1, 0, 1)`` then
     ``F.pad(x, pad)``), which a mapping transform, seeing only the argument's text, cannot tell."""
-    if not _non_negative_amounts(args.get("padding")):
+    if _non_negative_amounts(args.get("padding")):
+        return
+    if not _literal_crop(args):
         args[TARGET] = new("mindport.runtime.nn_functional.pad")
+
+
+def _literal_crop(args: dict[str, Arg]) -> bool:
+    """A padding that is a literal of ints, some negative and some positive (``F.pad(t, (1, -1))``, the shift of
+    lucidrains' autoregressive wrappers; ``F.pad(gate, (0, 0, 1, -1), value=0.)``): the crop is known from the text,
+    so it is written as MindSpore's own slicing and the rest as ``ops.pad`` of the non-negative amounts (``ops.pad(
+    t[..., :-1], (1, 0))``), what ``mindport.runtime.nn_functional.pad`` does at run time for the same amounts (a
+    negative amount crops that many elements from its side of its axis, pairs counted from the last axis; the other
+    modes pad the cropped tensor as torch does). A padding of crops only (no positive amount: torch's result is then
+    a narrowing) or of odd length (torch refuses it) is left to the runtime's."""
+    padding, input_x = args.get("padding"), args.get("input_x")
+    amounts = padding.literal(default=UNKNOWN) if padding is not None else UNKNOWN
+    if input_x is None or not isinstance(amounts, (tuple, list)) or len(amounts) % 2 \
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in amounts) \
+            or not any(v > 0 for v in amounts):
+        return False
+    slices = []
+    for i in range(0, len(amounts), 2):  # pair i // 2 is axis -(i // 2 + 1)
+        start, stop = max(-amounts[i], 0), max(-amounts[i + 1], 0)
+        slices.insert(0, f"{start or ''}:{-stop if stop else ''}")
+    while slices[0] == ":":  # outer axes left whole are the ellipsis's (an inner one keeps its ``:``)
+        slices.pop(0)
+    args["input_x"] = new(f"{input_x.operand}[..., {', '.join(slices)}]")
+    args["padding"] = new(repr(tuple(max(v, 0) for v in amounts)))
+    return True
 
 
 def _pad_layer(args: dict[str, Arg], runtime: str) -> None:

@@ -40,6 +40,7 @@ from mindport.migrator.native_facts import (
     real_file,
     sequence_locals,
     values_only,
+    indices_read,
     ViewChain,
     all_nodes,
     cell_functions,
@@ -787,6 +788,7 @@ class TableCallTransform(Rule):
         self._called_facts: dict[int, "FlowFloats | None"] = {}
         self._unmasked_facts: dict[int, UnmaskedFacts] = {}
         self._observed_noted: set[int] = set()  # calls already reported as resting on an observation (MP108)
+        self._indices_calls: set[int] = set()  # topk calls made MindSpore's whose indices are read: cast to int64
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
         self._local_rebinds: set[int] = set()  # of those, updates of an unaliased local: name = <out of place>
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
@@ -1182,6 +1184,46 @@ class TableCallTransform(Rule):
             return target
         return _native_reduction(native, mapped)
 
+    def _raising_extent_target(self, target: str, mapped: dict, input_node, call: cst.Call, api: str) -> str:
+        """The runtime amax/amin (NATIVE_RAISING_EXTENT) over a ``dim`` given as a literal int or tuple of ints, on an
+        input that is no integer or bool tensor by the facts (:meth:`_non_integer_input`): MindSpore's own
+        ``ops.amax``/``ops.amin``, its arguments renamed. The runtime adds two things: an empty extent raises
+        IndexError, where torch raises too (so no program torch runs meets it), and a bool input is ordered as
+        uint8, which such an input is not; for the rest it makes this very call (CoCa's ``sim.amax(dim=-1,
+        keepdim=True)`` after an einsum, x-transformers' ``probs.amax(dim=-1, keepdim=True)`` of a softmax)."""
+        native = NATIVE_RAISING_EXTENT.get(target)
+        dim = mapped.get("dim")
+        if native is None or input_node is None or dim is None or not dim.given:
+            return target
+        axes = dim.literal(default=None)
+        axes = axes if isinstance(axes, (tuple, list)) else (axes,)
+        if not axes or not all(isinstance(a, int) and not isinstance(a, bool) for a in axes) \
+                or not self._non_integer_input(input_node, call, api):
+            return target
+        return _native_reduction(native, mapped)
+
+    def _elementwise_extreme_target(self, target: str, mapped: dict, input_node, call: cst.Call) -> str:
+        """The runtime max/min (NATIVE_ELEMENTWISE: torch.max's three forms, told apart at run time) whose one other
+        argument is ``torch.zeros_like``/``ones_like``/``full_like`` of the input itself, with no dtype and no
+        keepdim (x-transformers' relative-position buckets ``torch.max(n, torch.zeros_like(n))``, ``torch.min(v,
+        torch.full_like(v, num_buckets - 1))``): torch's elementwise form on two tensors of one dtype and shape, which
+        is MindSpore's own ``ops.maximum``/``ops.minimum``, the call the runtime makes for a tensor ``dim``."""
+        native = NATIVE_ELEMENTWISE.get(target)
+        keepdim = mapped.get("keepdim")
+        if native is None or input_node is None or (keepdim is not None and keepdim.given):
+            return target
+        others = [a for a in call.args if a.value is not input_node]
+        if len(others) != 1 or others[0].star or (others[0].keyword is not None
+                                                   and others[0].keyword.value not in ("dim", "other")):
+            return target
+        other = others[0].value
+        if not isinstance(other, cst.Call) or self.scope.resolve_torch(other.func) not in LIKE_SAME_DTYPE \
+                or not other.args or other.args[0].keyword is not None or other.args[0].star \
+                or any(a.keyword is not None and a.keyword.value == "dtype" for a in other.args) \
+                or code_of(other.args[0].value) != code_of(input_node):
+            return target
+        return _native_reduction(native, mapped)
+
     def _promoted_target(self, target: str, name: str, input_node, call: cst.Call) -> str:
         """A mixed-dtype element-wise call (mindport.runtime.promotion.PROMOTED: ``mp_math.addcmul``, which casts
         its tensors to torch's common type) whose receiver and every other tensor argument are floating point by
@@ -1545,6 +1587,25 @@ class TableCallTransform(Rule):
             return target
         return native
 
+    def _indices_target(self, target: str, call: cst.Call) -> str:
+        """The runtime topk where only the indices are read, in the expression (native_facts.indices_read:
+        ``torch.topk(logits, k, dim=1)[1]``, ``x.topk(k).indices``): MindSpore's own (NATIVE_VALUES_ONLY: the same
+        arguments), the indices it gives cast to torch's int64 where they are read (:meth:`_int64_indices`)."""
+        native = NATIVE_VALUES_ONLY.get(target)
+        if native is None or not indices_read(call, self._functions[-1] if self._functions else None):
+            return target
+        self._indices_calls.add(id(call))
+        return native
+
+    def _int64_indices(self, original_node, updated_node):
+        """``ops.topk(x, k)[1]`` of a call :meth:`_indices_target` made MindSpore's: ``.astype(ms.int64)`` (torch's
+        indices are int64, MindSpore's int32); the node as it is otherwise."""
+        inner = original_node.value
+        if id(inner) not in self._indices_calls:
+            return updated_node
+        return cst.Call(func=cst.Attribute(value=updated_node, attr=cst.Name("astype")),
+                        args=[cst.Arg(self.ctx.target_expr("mindspore.int64"))])
+
     def _native_einsum(self, call: cst.Call) -> cst.BaseExpression | None:
         """``torch.einsum('b h i d, b h j d -> b h i j', q, k)`` (a literal equation that is one batched matrix
         product, or a product that sums nothing): MindSpore's own ops (einsum_native.native_einsum: ``ops.matmul(q,
@@ -1752,12 +1813,14 @@ class TableCallTransform(Rule):
                                            mapped, input_node, original_node, _api_name(entry))
             target = self._native_like(target, mapped, input_node)
             target = self._float_accumulate_target(target, mapped, input_node, original_node, _api_name(entry))
+            target = self._raising_extent_target(target, mapped, input_node, original_node, _api_name(entry))
+            target = self._elementwise_extreme_target(target, mapped, input_node, original_node)
             target = _sized_interpolate_target(target, mapped)
             target = self._absorbed_target(target, mapped, original_node, input_node)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry), input_node)
             if target in NATIVE_PLAIN_DATA and self._observed_decision(original_node, f"plain:{_api_name(entry)}"):
                 target = NATIVE_PLAIN_DATA[target]  # the data never held a tensor (mindport.observed)
-            target = self._values_target(target, original_node)
+            target = self._indices_target(self._values_target(target, original_node), original_node)
             if target in LEGACY_EMPTY_CAT and empty_cat_members(
                     original_node, self._empty_locals(), self._empty_attributes, self.scope.resolve_torch):
                 target = LEGACY_EMPTY_CAT[target]
@@ -1889,9 +1952,11 @@ class TableCallTransform(Rule):
             target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
                                            mapped, func.value, original_node, _api_name(entry))
             target = self._float_accumulate_target(target, mapped, func.value, original_node, _api_name(entry))
+            target = self._raising_extent_target(target, mapped, func.value, original_node, _api_name(entry))
+            target = self._elementwise_extreme_target(target, mapped, func.value, original_node)
             target = self._absorbed_target(target, mapped, original_node, func.value)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry), func.value)
-            target = self._values_target(target, original_node)
+            target = self._indices_target(self._values_target(target, original_node), original_node)
             self._resolve_ms_names(mapped)
         except RunTimeArguments:
             self.ctx.converted_sites += 1
@@ -2779,10 +2844,13 @@ class TableCallTransform(Rule):
                   "an entry to mindport/mappings/data", qual)
         return True
 
+    def leave_Subscript(self, original_node, updated_node):
+        return self._int64_indices(original_node, updated_node)
+
     def leave_Attribute(self, original_node, updated_node):
         positional = _field_by_position(updated_node) or self._torch_field_by_position(original_node, updated_node)
         if positional is not None:
-            return positional
+            return self._int64_indices(original_node, positional)
         method = self._method_read(original_node, updated_node)
         if method is not None:
             return method
@@ -3069,6 +3137,18 @@ SIZED_INTERPOLATE_MODES = frozenset({"nearest", "linear", "bilinear", "trilinear
 # the runtime's integer accumulators (an int32/bool input accumulates in int64 as in torch) -> MindSpore's own, with
 # its renames, on an input that is no integer or bool tensor (TableCallTransform._float_accumulate_target)
 NATIVE_FLOAT_ACCUMULATE = {"mindport.runtime.math.cumsum": ("mindspore.ops.cumsum", {"input": "x", "dim": "axis"})}
+
+# the runtime's max/min (reduction or elementwise, told apart at run time) -> MindSpore's elementwise op, its argument
+# renamed, where the other argument is a *_like (LIKE_SAME_DTYPE) of the input itself (_elementwise_extreme_target)
+NATIVE_ELEMENTWISE = {"mindport.runtime.tensor.max": ("mindspore.ops.maximum", {"dim": "other"}),
+                      "mindport.runtime.tensor.min": ("mindspore.ops.minimum", {"dim": "other"})}
+LIKE_SAME_DTYPE = frozenset({"torch.zeros_like", "torch.ones_like", "torch.full_like"})
+
+# the runtime's reductions that only raise over an empty extent (as torch does) and order a bool input as uint8 ->
+# MindSpore's own, with its renames, over a literal dim of an input no integer or bool tensor by the facts
+# (TableCallTransform._raising_extent_target)
+NATIVE_RAISING_EXTENT = {"mindport.runtime.math.amax": ("mindspore.ops.amax", {"dim": "axis", "keepdim": "keepdims"}),
+                         "mindport.runtime.math.amin": ("mindspore.ops.amin", {"dim": "axis", "keepdim": "keepdims"})}
 
 # the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, at a
 # site whose every reduced extent held elements in a recorded torch run (TableCallTransform._nonempty_target)
