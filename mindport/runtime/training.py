@@ -871,14 +871,17 @@ def backward(grads, inputs=None) -> None:
 
 def grads_for(grads, inputs, allow_unused=False) -> tuple:
     """``torch.autograd.grad(outputs, inputs)``: the gradient of each input, from ``value_and_grad``'s pairs (``.grad``
-    is left alone, as torch leaves it)."""
+    is left alone, as torch leaves it). Without ``create_graph`` torch's gradients are constants: taken inside a
+    function a later ``value_and_grad`` differentiates (a first-order MAML step: per task the support loss's
+    gradients, fast weights ``p - lr * g``, the query loss, one ``backward`` of their sum), MindSpore's would carry
+    the second-order terms into the outer gradient; each is cut there (``ops.stop_gradient``)."""
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     _consume(grads)
     found = {id(t): g for t, g in grads}
     if not allow_unused and any(id(t) not in found for t in inputs):
         raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. Set "
                            "allow_unused=True if this is the desired behavior.")
-    return tuple(found.get(id(t)) for t in inputs)
+    return tuple(None if (g := found.get(id(t))) is None else ops.stop_gradient(g) for t in inputs)
 
 
 def grad_graph(fn, inputs, grad_outputs=None, allow_unused=False, kept=False):

@@ -102,3 +102,92 @@ def test_helper_reading_a_module_name_hidden_at_the_call_is_not_written_out():
 
     code = convert_source(SHADOWED, "script.py").code
     assert "slope(y, x) + a" in code, code
+
+
+# 63days/Meta-SGD's MAML (first order): an nn.Module whose forward runs the whole step, per task
+# ``grad = torch.autograd.grad(loss_k, list(self.net.parameters()))`` (no create_graph) of the support loss on
+# ``k_x[i]``, fast weights ``p - lr * g`` into the net's functional forward, the query losses summed, then
+# ``zero_grad``/``backward``/``step`` of the Adam the module holds. The port takes the inner gradient with a
+# ``value_and_grad`` inside the function the outer one differentiates.
+MAML_FIRST_ORDER = '''
+from collections import OrderedDict
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w1 = nn.Parameter(torch.tensor(np.linspace(-0.5, 0.5, 8, dtype=np.float32).reshape(1, 8)))
+        self.b1 = nn.Parameter(torch.zeros(8))
+        self.w2 = nn.Parameter(torch.tensor(np.linspace(0.3, -0.4, 8, dtype=np.float32).reshape(8, 1)))
+        self.b2 = nn.Parameter(torch.zeros(1))
+
+    def forward(self, x, weights=None):
+        if weights is None:
+            weights = OrderedDict([(name, p) for name, p in self.named_parameters()])
+        x = F.relu(x.matmul(weights['w1']) + weights['b1'])
+        return x.matmul(weights['w2']) + weights['b2']
+
+
+class MAML(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = Net()
+        self.inner_lr = 0.1
+        self.optimizer = torch.optim.Adam(list(self.net.parameters()), lr=0.01)
+
+    def forward(self, k_x, k_y, q_x, q_y):
+        task_num = k_x.size(0)
+        losses = 0
+        for i in range(task_num):
+            pred_k = self.net(k_x[i])
+            loss_k = F.mse_loss(pred_k, k_y[i])
+            grad = torch.autograd.grad(loss_k, list(self.net.parameters()))
+            fast_weights = OrderedDict(
+                [(name, p - self.inner_lr * g) for (name, p), g in zip(self.net.named_parameters(), grad)])
+            pred_q = self.net(q_x[i], fast_weights)
+            losses = losses + F.mse_loss(pred_q, q_y[i])
+        self.optimizer.zero_grad()
+        losses.backward()
+        self.optimizer.step()
+        return losses.item() / task_num
+
+
+rng = np.random.RandomState(0)
+meta = MAML()
+for _ in range(4):
+    x = rng.uniform(-3, 3, (2, 10, 1)).astype(np.float32)
+    y = np.sin(x + rng.uniform(0, 3, (2, 1, 1))).astype(np.float32)
+    print("step", meta(torch.tensor(x[:, :5]), torch.tensor(y[:, :5]), torch.tensor(x[:, 5:]), torch.tensor(y[:, 5:])))
+'''
+
+
+def _maml_losses() -> tuple[list, list, str]:
+    code = _convert(MAML_FIRST_ORDER)
+    assert "import torch" not in code and "mp_train.grads_for(" in code, code
+    return _losses(MAML_FIRST_ORDER, "torch_maml41"), _losses(code, "ms_maml41"), code
+
+
+def test_int_index_inside_a_gradient_taken_within_a_gradient():
+    """MindSpore 2.10's getitem refuses a Python int inside a gradient taken within another gradient (PyNative):
+    ``k_x[i]`` in the inner function raised TypeError "Only support integers, ... but got 0 with type <class 'int'>".
+    The runtime's getitem guard retries with the ints as int64 tensors, the same selection; the step runs and its
+    first loss (before any update) is torch's."""
+    t, m, code = _maml_losses()
+    assert len(t) == len(m) == 4, (t, m, code)
+    np.testing.assert_allclose(m[0], t[0], rtol=1e-5)
+
+
+def test_gradients_without_create_graph_are_constants_in_a_later_differentiation():
+    """torch's ``torch.autograd.grad`` without create_graph returns constants, so MAML's outer gradient is first
+    order; the port's inner gradients (``mp_train.grads_for``) were differentiated again by the outer
+    ``value_and_grad``, adding the second-order terms: its losses left torch's from the second step (0.7802 against
+    0.7845 at the third). They are cut (``ops.stop_gradient``); every loss is torch's."""
+    t, m, code = _maml_losses()
+    assert len(t) == len(m) == 4, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-5)
+    assert t[-1] != t[0]
