@@ -191,3 +191,100 @@ def test_gradients_without_create_graph_are_constants_in_a_later_differentiation
     assert len(t) == len(m) == 4, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-5)
     assert t[-1] != t[0]
+
+
+# snytav/VlasovElectric's trial-solution ODE solver (psi = 1 + x N(x)): per collocation point the network's value and
+# ``torch.autograd.functional.jacobian`` of it, read through ``.item()`` (a constant: the loss is differentiated only
+# through ``net_out``), the squared residual summed, SGD steps. jacobian had no mapping entry (MP103, torch's call
+# left in the port: it failed at run time). It is ``mp_train.jacobian``: one ``ms.vjp`` and a pullback per output
+# element, torch's shapes and nesting, constants without create_graph.
+ODE_JACOBIAN = '''
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.autograd.functional import jacobian
+
+
+class ODEnet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(1, 6)
+        self.fc2 = nn.Linear(6, 1)
+        with torch.no_grad():
+            self.fc1.weight.copy_(torch.tensor(np.linspace(-0.8, 0.9, 6, dtype=np.float32).reshape(6, 1)))
+            self.fc1.bias.copy_(torch.tensor(np.linspace(0.2, -0.3, 6, dtype=np.float32)))
+            self.fc2.weight.copy_(torch.tensor(np.linspace(0.4, -0.5, 6, dtype=np.float32).reshape(1, 6)))
+            self.fc2.bias.fill_(0.05)
+
+    def forward(self, x):
+        return self.fc2(torch.sigmoid(self.fc1(x)))
+
+
+def loss_function(pde, x):
+    loss_sum = 0.
+    for xi in x:
+        xi = xi.reshape(1)
+        net_out = pde(xi)
+        d_net_out = jacobian(lambda v: pde(v), xi).item()
+        psy_t = 1. + xi * net_out
+        d_psy_t = net_out + xi * d_net_out
+        loss_sum += (d_psy_t - (1.0 + torch.cos(xi * 0.5))) ** 2
+    return loss_sum
+
+
+pde = ODEnet()
+x_space = torch.from_numpy(np.linspace(0, 3, 5)).to(torch.float)
+x_space.requires_grad = True
+optimizer = torch.optim.SGD(pde.parameters(), lr=0.01)
+for n in range(4):
+    optimizer.zero_grad()
+    loss = loss_function(pde, x_space)
+    loss.backward()
+    print("step", loss.item())
+    optimizer.step()
+'''
+
+
+def test_autograd_functional_jacobian_is_mapped():
+    code = _convert(ODE_JACOBIAN)
+    assert "mp_train.jacobian(" in code and "import torch" not in code, code
+    t, m = _losses(ODE_JACOBIAN, "torch_ode41"), _losses(code, "ms_ode41")
+    assert len(t) == len(m) == 4, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-5)
+    assert t[-1] < t[0]
+
+
+# The same solver as written there: ``jacobian(pde.forward, input_point)`` hands the model's bound forward to a
+# function. The call ``pde.forward(xi)`` became ``pde.construct(xi)``, the bound method stayed ``pde.forward``, which a
+# Cell lacks (AttributeError "The 'ODEnet' object has no attribute 'forward'"). Handed to a function (here
+# functools.partial, whose calls are the loss), it is the Cell's construct too.
+BOUND_FORWARD = '''
+import functools
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+model = nn.Linear(3, 1)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor([[0.2, -0.1, 0.3]]))
+    model.bias.fill_(0.1)
+x = torch.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+y = torch.tensor([[0.5], [-0.2], [0.1], [0.3]])
+predict = functools.partial(model.forward)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(4):
+    optimizer.zero_grad()
+    loss = ((predict(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+'''
+
+
+def test_bound_forward_handed_to_a_function_is_construct():
+    code = _convert(BOUND_FORWARD)
+    assert "functools.partial(model.construct)" in code, code
+    t, m = _losses(BOUND_FORWARD, "torch_bound41"), _losses(code, "ms_bound41")
+    assert len(t) == len(m) == 4, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-5)
