@@ -288,3 +288,40 @@ def test_bound_forward_handed_to_a_function_is_construct():
     t, m = _losses(BOUND_FORWARD, "torch_bound41"), _losses(code, "ms_bound41")
     assert len(t) == len(m) == 4, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-5)
+
+
+# jamaltoutouh/CursoGAN-URep-2021's GANs: a generator of Linear + SELU layers. MindSpore 2.10's SeLU (nn.SeLU,
+# ops.selu) computes torch's value, but its gradient on the CPU is wrong where x < 0 (-0.705 at x = -3 for torch's
+# 0.0875), so the port's generator stepped off torch's from its first update, silently (the GANs' printed losses
+# ended 2 to 80 times torch's). nn.SELU, F.selu and torch.selu are mindport.runtime's selu, differentiated as written.
+SELU_NET = '''
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+net = nn.Sequential(nn.Linear(2, 6), nn.SELU(), nn.Linear(6, 1))
+with torch.no_grad():
+    net[0].weight.copy_(torch.tensor(np.linspace(-1.5, 1.2, 12, dtype=np.float32).reshape(6, 2)))
+    net[0].bias.copy_(torch.tensor(np.linspace(-0.5, 0.3, 6, dtype=np.float32)))
+    net[2].weight.copy_(torch.tensor(np.linspace(0.6, -0.7, 6, dtype=np.float32).reshape(1, 6)))
+    net[2].bias.fill_(0.1)
+x = torch.tensor(np.linspace(-2, 2, 16, dtype=np.float32).reshape(8, 2))
+y = torch.tensor(np.linspace(-1, 1, 8, dtype=np.float32).reshape(8, 1))
+optimizer = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+for step in range(5):
+    optimizer.zero_grad()
+    loss = ((F.selu(net(x)) - y) ** 2).mean() + 0.1 * torch.selu(x[:, :1] * net[0].bias[0]).mean()
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+'''
+
+
+def test_selu_is_differentiated_as_torch():
+    code = _convert(SELU_NET)
+    assert "mp_nn.SeLU()" in code and "mp_F.selu(" in code and "ops.selu" not in code, code
+    t, m = _losses(SELU_NET, "torch_selu41"), _losses(code, "ms_selu41")
+    assert len(t) == len(m) == 5, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-5)
+    assert t[-1] < t[0]
