@@ -19,12 +19,19 @@ torch.ones_like(u), create_graph=True)[0]``, which the rule then follows in the 
 
 Written out only when that is certain: the helper is defined once at module level, undecorated, its body one
 ``return`` of an expression (a docstring aside) holding one call of ``torch.autograd.grad`` (however the file imports
-it: ``torch.autograd.grad``, ``autograd.grad``, ``grad`` from ``torch.autograd``) and reading no name but its
-parameters and the file's top-level imports, with no lambda or comprehension; its parameters are plain ones (a default
-is a literal or a name: used when the call leaves it out). The call passes positional and keyword arguments that bind
+it: ``torch.autograd.grad``, ``autograd.grad``, ``grad`` from ``torch.autograd``), with no lambda or comprehension;
+its parameters are plain ones (a default is a literal or a name: used when the call leaves it out). The call passes positional and keyword arguments that bind
 each parameter once, each argument a name, an attribute chain, a literal, or a subscript of those with literal or
 name indices (reading it twice reads the same tensor). A function that binds the helper's name itself keeps its calls.
 The helper stays as written (its own ``torch.autograd.grad`` keeps MP105: alone it cannot be followed).
+
+A helper of several lines is one when they are ``local = expression`` lines and a last ``return`` (hjlee21/PINN_STUDY's
+``dy_dt = torch.autograd.grad(outputs=y_pred, inputs=t, ...)[0]; residual = dy_dt - a * b * torch.cos(b * t); return
+torch.mean(residual ** 2)``): the expression they compute, each local put in where it is read, when each is read once,
+by a later line, in the order the lines bind them (the same computation in the same order). Its expression may read
+names of the module besides its parameters (``a``, ``b``): a call is written out only where no enclosing function
+binds one of them. A helper calling such a helper (the total loss calling the residual) becomes one once the inner
+call is written out in it: the pass repeats while it writes something, a few levels deep.
 
 A method of the same form (``def gradients(self, u, x): return torch.autograd.grad(u, x, ...)``, defined once in its
 class, its expression not reading ``self``) called as ``self.gradients(u, x)`` in a method of that class (or a closure
@@ -40,6 +47,7 @@ from mindport.migrator.syntax import function_bindings, module_code
 from mindport.migrator.walk import transform, walk
 
 _GRAD = "torch.autograd.grad"
+_DEPTH = 4  # helpers calling helpers, at most this deep
 
 
 def inline_grad_helpers(module: cst.Module) -> cst.Module:
@@ -49,18 +57,23 @@ def inline_grad_helpers(module: cst.Module) -> cst.Module:
     imports = torch_imports(module)
     if not imports:
         return module
-    helpers: dict[str, tuple] = {}
-    defined: dict[str, int] = {}
-    for stmt in module.body:
-        if isinstance(stmt, cst.FunctionDef):
-            defined[stmt.name.value] = defined.get(stmt.name.value, 0) + 1
-            found = _helper(stmt, imports)
-            if found is not None:
-                helpers[stmt.name.value] = found
-        elif isinstance(stmt, cst.ClassDef):
-            defined[stmt.name.value] = defined.get(stmt.name.value, 0) + 1
-    helpers = {name: found for name, found in helpers.items() if defined[name] == 1}
-    return transform(module, _WriteOut(helpers, imports))
+    for _ in range(_DEPTH):  # a helper calling a helper is one once the inner call is written out in it
+        helpers: dict[str, tuple] = {}
+        defined: dict[str, int] = {}
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef):
+                defined[stmt.name.value] = defined.get(stmt.name.value, 0) + 1
+                found = _helper(stmt, imports)
+                if found is not None:
+                    helpers[stmt.name.value] = found
+            elif isinstance(stmt, cst.ClassDef):
+                defined[stmt.name.value] = defined.get(stmt.name.value, 0) + 1
+        helpers = {name: found for name, found in helpers.items() if defined[name] == 1}
+        written = transform(module, _WriteOut(helpers, imports))
+        if written.deep_equals(module):
+            return module
+        module = written
+    return module
 
 
 def _resolved(func, imports: dict[str, str]) -> str | None:
@@ -159,17 +172,55 @@ def _helper(function: cst.FunctionDef, imports: dict[str, str], method: bool = F
     if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
             and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
         body = body[1:]
-    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1 \
-            or not isinstance(body[0].body[0], cst.Return) or body[0].body[0].value is None:
+    names = tuple(p.name.value for p in params.params)
+    value = _folded(body, names)
+    if value is None:
         return None
-    value = body[0].body[0].value
     reads = _Reads(imports)
     walk(value, reads)
-    names = tuple(p.name.value for p in params.params)
-    if reads.grads != 1 or reads.binds or not reads.names <= set(names) | set(imports) | {"True", "False", "None"}:
+    if reads.grads != 1 or reads.binds:
         return None
     defaults = {p.name.value: p.default for p in params.params if p.default is not None}
-    return names, defaults, value
+    return names, defaults, value, frozenset(reads.names - set(names))
+
+
+def _folded(body: list, names: tuple[str, ...]):
+    """The one expression a body of ``local = expression`` lines and a last ``return expression`` evaluates: each
+    local put in where it is read. Only when that is the same computation in the same order: every local bound once,
+    no parameter rebound, each read exactly once, by a later line, and the locals met (each after the locals its own
+    expression reads) in the order the lines bind them. None otherwise."""
+    if not body or not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in body):
+        return None
+    *lines, last = [s.body[0] for s in body]
+    if not isinstance(last, cst.Return) or last.value is None:
+        return None
+    values: dict[str, cst.BaseExpression] = {}
+    for line in lines:
+        if not isinstance(line, cst.Assign) or len(line.targets) != 1 \
+                or not isinstance(line.targets[0].target, cst.Name):
+            return None
+        local = line.targets[0].target.value
+        if local in names or local in values:
+            return None
+        values[local] = line.value
+    if not values:
+        return last.value
+    met: list[str] = []
+
+    def meet(expr) -> None:
+        for read in _Names.ordered(expr):
+            if read in values:
+                meet(values[read])
+                met.append(read)
+
+    meet(last.value)
+    if met != list(values):  # each local read once, in the order bound (a local read by no one: not met)
+        return None
+    written = last.value
+    for local in reversed(met):  # the last bound first: its expression may read earlier locals, put in after
+        written = written.visit(_Substitute({local: values[local].with_changes(lpar=[cst.LeftParen()],
+                                                                               rpar=[cst.RightParen()])}))
+    return written
 
 
 class _Names(cst.CSTVisitor):
@@ -178,6 +229,7 @@ class _Names(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self.found: set[str] = set()
+        self.order: list[str] = []
 
     @classmethod
     def of(cls, expr) -> set[str]:
@@ -185,8 +237,16 @@ class _Names(cst.CSTVisitor):
         walk(expr, finder)
         return finder.found
 
+    @classmethod
+    def ordered(cls, expr) -> list[str]:
+        """Every read, in the order of the source (Python's order of evaluation for the expressions kept here)."""
+        finder = cls()
+        walk(expr, finder)
+        return finder.order
+
     def visit_Name(self, node):
         self.found.add(node.value)
+        self.order.append(node.value)
 
     def visit_Attribute(self, node):
         walk(node.value, self)
@@ -275,7 +335,9 @@ class _WriteOut(cst.CSTTransformer):
             helper = self._helpers[func.value]
         else:
             return updated_node
-        names, defaults, value = helper
+        names, defaults, value, free = helper
+        if any(name in bound for bound in self._bound for name in free):
+            return updated_node  # a name the helper reads from the module is a local here: another value
         values: dict[str, cst.BaseExpression] = {}
         args = list(updated_node.args)
         for i, arg in enumerate(args):

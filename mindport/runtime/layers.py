@@ -1190,6 +1190,14 @@ class ELU(nn.Cell):
         return f"alpha={self.alpha}"
 
 
+class SeLU(nn.Cell):
+    """torch.nn.SELU: mindport.runtime.nn_functional.selu (MindSpore 2.10's nn.SeLU computes the value, but its
+    gradient on the CPU is wrong where x < 0)."""
+
+    def construct(self, x):
+        return F.selu(x)
+
+
 class Tanh(nn.Cell):
     """torch.nn.Tanh to torch's precision: mindport.runtime.math.tanh (MindSpore 2.10's nn.Tanh kernel is off by up
     to 1e-4 for 3 < |x| < 8)."""
@@ -1410,7 +1418,7 @@ InplaceReLU6 = _inplace_cell(ReLU6, "torch.nn.ReLU6")
 InplaceLeakyReLU = _inplace_cell(nn.LeakyReLU, "torch.nn.LeakyReLU")
 InplaceELU = _inplace_cell(ELU, "torch.nn.ELU")
 InplaceCELU = _inplace_cell(nn.CELU, "torch.nn.CELU")
-InplaceSeLU = _inplace_cell(nn.SeLU, "torch.nn.SELU")
+InplaceSeLU = _inplace_cell(SeLU, "torch.nn.SELU")
 InplaceSiLU = _inplace_cell(nn.SiLU, "torch.nn.SiLU")
 InplaceMish = _inplace_cell(nn.Mish, "torch.nn.Mish")
 InplaceHSigmoid = _inplace_cell(nn.HSigmoid, "torch.nn.Hardsigmoid")

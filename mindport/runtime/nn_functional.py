@@ -195,6 +195,19 @@ def elu(input, alpha=1.0):
     return ops.where(input > 0, input, ops.expm1(ops.where(input > 0, 0.0, input)) * alpha)
 
 
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SELU_NEGATIVE = 1.6732632423543772848170429916717 * _SELU_SCALE  # alpha * scale, as torch's kernel multiplies
+
+
+def selu(input):
+    """torch.nn.functional.selu / torch.selu: scale * x if x > 0 else alpha * scale * (exp(x) - 1). MindSpore 2.10's
+    SeLU computes the value, but its gradient on the CPU is wrong where x < 0, silently (measured: -0.705 at x = -3
+    where torch's is alpha * scale * exp(-3) = 0.0875; a GAN's SELU generator stepped off torch's from its first
+    update). This one is differentiated as written: expm1 of x where x <= 0 (0 elsewhere: no inf whose gradient would
+    be NaN), the gradient at 0 alpha * scale, as torch's."""
+    return ops.where(input > 0, input * _SELU_SCALE, ops.expm1(ops.where(input > 0, 0.0, input)) * _SELU_NEGATIVE)
+
+
 def one_hot(indices, depth=-1):
     """torch.nn.functional.one_hot with ``num_classes=-1`` (torch's default): the depth is the largest index plus
     one, read from the data when the call happens (torch reads it too), then ops.one_hot; int64 as torch's. An empty

@@ -78,6 +78,22 @@ def _plain(index):
     return index
 
 
+def _int_tensors(index):
+    """The index with its Python ints (alone, in a tuple, in a list) as int64 tensors (the same object when it holds
+    none): the same selection. Inside a gradient taken within another gradient (PyNative), MindSpore 2.10's getitem
+    refuses a Python int anywhere in the index ("Only support integers, ... int, list and tuple as index, but got 0
+    with type <class 'int'>", measured: ``x[0]``, ``x[i]``, ``x[[i]]``; slices, tensors pass), so a first-order MAML
+    step (per task ``torch.autograd.grad(loss_k, params)`` of ``k_x[i]``, then the query loss, then ``backward``)
+    failed; the guard retries with the ints as tensors."""
+    if type(index) is int:
+        return Tensor(index, mindspore.int64)
+    if type(index) is list and index and all(type(i) is int for i in index):
+        return Tensor(index, mindspore.int64)
+    if type(index) is tuple and any(type(i) is int for i in index):
+        return tuple(Tensor(i, mindspore.int64) if type(i) is int else i for i in index)
+    return index
+
+
 def _selects_nothing(index) -> bool:
     """An integer index tensor with no element (alone or in a tuple): torch assigns to no element (a no-op);
     MindSpore 2.10's setitem raises "select with an empty condition list is not possible" (cfh/connect4_a2c's
@@ -104,7 +120,14 @@ if not _INSTALLED:
     _getitem, _setitem = Tensor.__getitem__, Tensor.__setitem__
 
     def __getitem__(self, index):  # noqa: N807 - Tensor's own
-        return _getitem(self, _plain(index))
+        index = _plain(index)
+        try:
+            return _getitem(self, index)
+        except TypeError as error:
+            held = _int_tensors(index)
+            if held is index or "as index, but got" not in str(error):
+                raise
+            return _getitem(self, held)
 
     def __setitem__(self, index, value):  # noqa: N807 - Tensor's own
         index = _plain(index)

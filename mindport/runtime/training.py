@@ -871,14 +871,17 @@ def backward(grads, inputs=None) -> None:
 
 def grads_for(grads, inputs, allow_unused=False) -> tuple:
     """``torch.autograd.grad(outputs, inputs)``: the gradient of each input, from ``value_and_grad``'s pairs (``.grad``
-    is left alone, as torch leaves it)."""
+    is left alone, as torch leaves it). Without ``create_graph`` torch's gradients are constants: taken inside a
+    function a later ``value_and_grad`` differentiates (a first-order MAML step: per task the support loss's
+    gradients, fast weights ``p - lr * g``, the query loss, one ``backward`` of their sum), MindSpore's would carry
+    the second-order terms into the outer gradient; each is cut there (``ops.stop_gradient``)."""
     inputs = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     _consume(grads)
     found = {id(t): g for t, g in grads}
     if not allow_unused and any(id(t) not in found for t in inputs):
         raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. Set "
                            "allow_unused=True if this is the desired behavior.")
-    return tuple(found.get(id(t)) for t in inputs)
+    return tuple(None if (g := found.get(id(t))) is None else ops.stop_gradient(g) for t in inputs)
 
 
 def grad_graph(fn, inputs, grad_outputs=None, allow_unused=False, kept=False):
@@ -934,8 +937,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     ``requires_grad``: every floating tensor input is checked (torch checks the ones that require it; the converter
     drops the flag). A mismatch raises torch's message (a RuntimeError, as torch's GradcheckError is one) or, with
     ``raise_exception=False``, returns False. The other checks (batched, forward-mode) are not run."""
-    import warnings
-
     import numpy as np
 
     single = isinstance(inputs, Tensor)
@@ -955,20 +956,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
     base = [args[i] for i in checked]
     outs, pullback = ms.vjp(outputs, *base)
-    analytical = [[np.zeros((int(args[i].size), int(o.size)), np.float64) for o in outs] for i in checked]
-    with warnings.catch_warnings():
-        # one pullback per output element: MindSpore warns at each after the first that it reruns the forward
-        warnings.filterwarnings("ignore", "vjp_fn has been called multiple times")
-        for k, o in enumerate(outs):
-            for j in range(int(o.size)):
-                flat = np.zeros(int(o.size), ms.dtype_to_nptype(o.dtype))
-                flat[j] = 1
-                cotangents = tuple(Tensor(flat.reshape(o.shape), o.dtype) if m == k else ops.zeros_like(p)
-                                   for m, p in enumerate(outs))
-                grads = pullback(cotangents)
-                grads = grads if isinstance(grads, (tuple, list)) else (grads,)
-                for n, g in enumerate(grads):
-                    analytical[n][k][:, j] = g.asnumpy().reshape(-1)
+    jacobians = _pullback_jacobians(outs, pullback, base)
+    analytical = [[jacobians[k][n].asnumpy().astype(np.float64).reshape(int(o.size), int(args[i].size)).T
+                   for k, o in enumerate(outs)] for n, i in enumerate(checked)]
     for n, i in enumerate(checked):
         host = args[i].asnumpy()
         numerical = [np.zeros((host.size, int(o.size)), np.float64) for o in outs]
@@ -990,6 +980,57 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                 raise RuntimeError(f"Jacobian mismatch for output {k} with respect to input {i},\n"
                                    f"numerical:{num}\nanalytical:{a}\n")
     return True
+
+
+def _pullback_jacobians(outs: tuple, pullback, inputs) -> list[list[Tensor]]:
+    """Per output k, per input n, the Jacobian d outs[k] / d inputs[n], of shape ``outs[k].shape +
+    inputs[n].shape``: one pullback (``ms.vjp``'s) per output element, a one-hot cotangent, its rows stacked (values
+    a later differentiation goes through, in PyNative)."""
+    import warnings
+
+    import numpy as np
+
+    rows: list[list[list]] = [[[] for _ in inputs] for _ in outs]
+    with warnings.catch_warnings():
+        # one pullback per output element: MindSpore warns at each after the first that it reruns the forward
+        warnings.filterwarnings("ignore", "vjp_fn has been called multiple times")
+        for k, o in enumerate(outs):
+            for j in range(int(o.size)):
+                flat = np.zeros(int(o.size), ms.dtype_to_nptype(o.dtype))
+                flat[j] = 1
+                cotangents = tuple(Tensor(flat.reshape(o.shape), o.dtype) if m == k else ops.zeros_like(p)
+                                   for m, p in enumerate(outs))
+                grads = pullback(cotangents)
+                grads = grads if isinstance(grads, (tuple, list)) else (grads,)
+                for n, g in enumerate(grads):
+                    rows[k][n].append(g)
+    return [[ops.stack(r).reshape(tuple(o.shape) + tuple(a.shape)) if r else ops.zeros(tuple(o.shape)
+             + tuple(a.shape), a.dtype) for r, a in zip(rows[k], inputs)] for k, o in enumerate(outs)]
+
+
+def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
+    """``torch.autograd.functional.jacobian``: the Jacobian of ``func``'s output(s) with respect to ``inputs`` (a
+    tensor or a tuple of them), each of shape output.shape + input.shape, nested as torch's (a tensor for one output
+    and one input; a tuple over the inputs, over the outputs, or over outputs of tuples over inputs). From
+    ``ms.vjp`` (one pullback per output element, PyNative: the function is not compiled, unlike ``ops.jacrev``).
+    Without ``create_graph`` the values are constants, as torch's (``ops.stop_gradient``: taken inside a loss a
+    ``value_and_grad`` differentiates, the trial-solution ODE loss of snytav/VlasovElectric). ``strict``,
+    ``vectorize`` and ``strategy`` change how torch computes it, not the values."""
+    one_input = isinstance(inputs, Tensor)
+    args = (inputs,) if one_input else tuple(inputs)
+    one_output: list[bool] = []
+
+    def outputs(*values):
+        out = func(*values)
+        one_output[:] = [isinstance(out, Tensor)]
+        return (out,) if isinstance(out, Tensor) else tuple(out)
+
+    outs, pullback = ms.vjp(outputs, *args)
+    jacobians = _pullback_jacobians(outs, pullback, args)
+    if not create_graph:
+        jacobians = [[ops.stop_gradient(j) for j in row] for row in jacobians]
+    per_output = [row[0] if one_input else tuple(row) for row in jacobians]
+    return per_output[0] if one_output[0] else tuple(per_output)
 
 
 def _layer_norm_twice_differentiable(prim, input_x, gamma, beta):

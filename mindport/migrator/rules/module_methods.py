@@ -60,7 +60,8 @@ class ModuleMethodTransform(Rule):
 
     ``model.forward(x)`` and ``loss.forward(fx, y)`` called outside a model class (tutorial training code) become
     ``construct``: a Cell's forward is its ``construct`` (``SequentialCell`` and MindSpore's losses have no
-    ``forward``). Left alone in a file that defines a class with a ``forward`` method that is no nn.Module.
+    ``forward``), and so does a bound ``model.forward`` handed to a function (``jacobian(pde.forward, x)``). Left
+    alone in a file that defines a class with a ``forward`` method that is no nn.Module.
 
     A model class's own ``train(self, mode=True)`` (a backbone that keeps its BatchNorms frozen) is what torch's
     ``model.train()``/``model.eval()`` call, on the model and on every sub-module: it becomes the class's
@@ -560,6 +561,16 @@ class ModuleMethodTransform(Rule):
 
     # torch's ways of adding a member to a container (Sequential, ModuleList, ModuleDict by name)
     FILLS = frozenset({"add_module", "register_module", "append", "extend", "insert"})
+
+    def leave_Arg(self, original_node, updated_node):
+        # a model's bound forward handed to a function (jacobian(pde.forward, x), functools.partial(model.forward,
+        # ...)) is the Cell's construct, as the call model.forward(x) is: a Cell has no forward
+        value = updated_node.value
+        if isinstance(value, cst.Attribute) and value.attr.value == "forward" \
+                and not getattr(self, "_plain_forward", False) \
+                and self.scope.resolve_torch(original_node.value.value) is None:
+            return updated_node.with_changes(value=value.with_changes(attr=cst.Name("construct")))
+        return updated_node
 
     def leave_Call(self, original_node, updated_node):
         func = updated_node.func
