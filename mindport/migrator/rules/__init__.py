@@ -15,6 +15,7 @@ from mindport.migrator.rules.custom_optimizer import CustomOptimizerTransform
 from mindport.migrator.rules.data_pipeline import DataPipelineTransform
 from mindport.migrator.rules.device import DeviceTransform
 from mindport.migrator.rules.dict_unpack import DictUnpackTransform
+from mindport.migrator.rules.display_statements import DisplayStatementTransform
 from mindport.migrator.rules.dict_update import DictUpdateTransform
 from mindport.migrator.rules.distributed import DistributedTransform
 from mindport.migrator.rules.einops_calls import EinopsPatternTransform
@@ -110,6 +111,7 @@ RULES = (
     InertContextTransform,        # with sdpa_kernel(b): / autocast / nullcontext in a model method -> its body (GRAPH_MODE)
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     LayerInitCallTransform,       # a layer subclass's reset_parameters: called after the base __init__, as torch's does
+    DisplayStatementTransform,    # row.append(i), col.append(j) in a model method -> one statement each (GRAPH_MODE drops them)
     UnboundFallbackTransform,     # try: s = s[...] / except: s = 0 (s unbound at first) -> s = None; if s is None (GRAPH_MODE)
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
@@ -155,7 +157,7 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTra
                         ListExtendTransform,
                         ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
                         PackedFieldTransform, GraphContainerTransform,
-                        ComprehensionForsTransform, TryReraiseTransform, UnboundFallbackTransform, PartialAttributeTransform, LocalDelTransform,
+                        ComprehensionForsTransform, TryReraiseTransform, UnboundFallbackTransform, DisplayStatementTransform, PartialAttributeTransform, LocalDelTransform,
                         LoopElseTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
                         InertContextTransform, NamedTupleDictTransform,
                         AugAssignRebindTransform,
