@@ -2010,7 +2010,7 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     dims = [int(v) for v in shape.split("x")]
     longer = _length_hint(problem, dims, rest) or _fixed_length_hint(problem, dims, rest) or _view_hint(problem, dims,
                                                                                                       rest) \
-        or _permuted_hint(problem, dims, rest) or _grown_hint(problem, dims, rest)
+        or _permuted_hint(problem, dims, rest) or _grown_hint(problem, dims, rest) or _id_range_hint(problem, dims, rest)
     if longer:
         return longer
     m = _CONV_CHANNELS.search(problem)
@@ -2164,19 +2164,36 @@ def _changed_form(out: list[int], dims: list[int], rest: str) -> list[str]:
     return ["x".join(map(str, out)) + ":" + rest]
 
 
+def _id_range_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """Ids drawn from a quarter of their range, when an embedding found one out of its table ("index out of range in
+    self"): the model shifted them first, by per-field offsets into one shared table (torchfm's ``x + offsets``, ids
+    of the last field drawn up to the table's size land past its end). [] for another error or a float input."""
+    m = re.fullmatch(r"(int\d+):(-?\d+):(\d+)", rest)
+    if m is None or "index out of range in self" not in problem:
+        return []
+    low, high = int(m.group(2)), int(m.group(3))
+    smaller = low + (high - low) // 4
+    if smaller - low < 2:
+        return []
+    return ["x".join(map(str, dims)) + f":{m.group(1)}:{low}:{smaller}"]
+
+
 def _fixed_length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     """The input with an axis at the length the model was built for, when the forward's error names a size fixed by
     the constructor: a LayerNorm over the sequence too ("Given normalized_shape=[256, 24], expected input with shape
     [*, 256, 24], but got input of size[2, 256, 16]": L-TAE's ``LayerNorm([d, len_max_seq])``), or a table added to
     the input ("The size of tensor a (16) must match the size of tensor b (24) at non-singleton dimension 1": a
     learned position table of ``max_len`` rows). The first non-batch axis of the input at the size that was got is
-    set to the size that was wanted (an axis the model transposes keeps its size, so it is found by size). [] when
-    no axis has that size, or for an integer input (ids, whose length is the vocabulary's business)."""
-    if rest.startswith("int") or len(dims) < 2:
+    set to the size that was wanted (an axis the model transposes keeps its size, so it is found by size). An integer
+    input (ids) only for the elementwise message: one id column per field against the model's per-field offsets
+    (torchfm's ``x + x.new_tensor(self.offsets)``, "tensor a (16) ... tensor b (2) at non-singleton dimension 1"),
+    or ids against a position table. [] when no axis has that size."""
+    ids = rest.startswith("int")
+    if len(dims) < 2:
         return []
     pairs = []
-    m = re.search(r"normalized_shape=\[([\d, ]+)\], expected input with shape \[\*, [\d, ]+\], but got input of "
-                  r"size\s*\[([\d, ]+)\]", problem)
+    m = None if ids else re.search(r"normalized_shape=\[([\d, ]+)\], expected input with shape \[\*, [\d, ]+\], "
+                                   r"but got input of size\s*\[([\d, ]+)\]", problem)
     if m:
         wanted = [int(v) for v in m.group(1).split(",")]
         got = [int(v) for v in m.group(2).split(",")][-len(wanted):]
@@ -2185,8 +2202,8 @@ def _fixed_length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     if m:
         a, b = int(m.group(1)), int(m.group(2))
         pairs = [(a, b), (b, a)]  # either side may be the input's
-    broadcast = re.search(r"broadcast a dimension of length (\d+) at (-\d+)!.*broadcastable to \[([\d, ]+)\]",
-                          problem, re.S)
+    broadcast = None if ids else re.search(
+        r"broadcast a dimension of length (\d+) at (-\d+)!.*broadcastable to \[([\d, ]+)\]", problem, re.S)
     if broadcast:  # an in-place update of the model's own table by the input's ("gaussian /= ...")
         target = [int(v) for v in broadcast.group(3).split(",")]
         at = int(broadcast.group(2))

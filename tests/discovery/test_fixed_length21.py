@@ -47,7 +47,10 @@ def test_an_input_at_the_length_the_constructor_fixed(tmp_path):
     assert _fixed_length_hint("The size of tensor a (16) must match the size of tensor b (20) at non-singleton "
                               "dimension 1", [2, 16, 16], "float32") == ["2x20x16:float32"]
     assert _fixed_length_hint("The size of tensor a (16) must match the size of tensor b (20) at non-singleton "
-                              "dimension 1", [2, 16], "int64:0:100") == []  # ids: not a length to guess
+                              "dimension 1", [2, 16], "int64:0:100") == ["2x20:int64:0:100"]  # ids too (session 42:
+    # one id column per field against per-field offsets, torchfm's; a sequence of ids against a position table)
+    assert _fixed_length_hint("Given normalized_shape=[256, 24], expected input with shape [*, 256, 24], but got "
+                              "input of size[2, 256, 16]", [2, 16, 128], "int64:0:100") == []  # a norm: floats only
 
     src, out = tmp_path / "src", tmp_path / "out"
     src.mkdir()
