@@ -36,3 +36,58 @@ def test_ids_one_column_per_field_shifted_into_one_table(tmp_path):
     result = prove_files(tmp_path, {"fields.py": FIELDS}, None)["fields.py:FieldEmbedding"]
     assert result["status"] == "proven", result
     assert result["inputs"][0].startswith("2x3:int64"), result["inputs"]
+
+
+NAMESPACE = {
+    # a folder without __init__.py (a namespace package) holding a package whose file is named like it
+    "model/SAKT/__init__.py": "",
+    "model/SAKT/embedding.py": '''
+        import torch
+        from torch import nn
+
+
+        class Embedding(nn.Module):
+            def __init__(self, n, d):
+                super().__init__()
+                self.x_emb = nn.Linear(n, d, bias=False)
+                self.pos_emb = nn.Embedding(8, d)
+
+            def forward(self, y):
+                p = torch.arange(y.shape[1]).unsqueeze(0).expand(y.shape[0], -1)
+                return self.x_emb(y) + self.pos_emb(p)
+    ''',
+    "model/SAKT/model.py": '''
+        from torch import nn
+
+        from model.SAKT.embedding import Embedding
+
+
+        class SAKTModel(nn.Module):
+            def __init__(self, n=6, d=16):
+                super().__init__()
+                self.embedding = Embedding(n, d)
+                self.w = nn.Linear(d, n)
+
+            def forward(self, y):
+                return self.w(self.embedding(y)).sigmoid()
+    ''',
+}
+
+
+def test_a_file_named_like_the_namespace_package_it_imports_from(tmp_path):
+    # jarviszhb/KnowledgeTracing's model/SAKT/model.py does ``from model.SAKT.attention import Encoder``, ``model``
+    # a folder without __init__.py: with model/SAKT on sys.path (sibling imports), ``model`` was model.py itself
+    # (a regular module anywhere on sys.path wins over a namespace package), the import a stand-in, nothing built
+    result = prove_files(tmp_path, NAMESPACE, "model/SAKT/model.py:SAKTModel")["model/SAKT/model.py:SAKTModel"]
+    assert result["status"] == "proven", result
+    assert not result.get("stubbed"), result
+
+
+def test_migrate_run_from_inside_the_repository(tmp_path, monkeypatch):
+    # ``cd repo && mindport migrate . -o ../out``: the side processes started with the repository as their working
+    # folder, which ``python -m`` puts first on sys.path; the MindSpore side's namespace package ``model`` then began
+    # with the torch tree's folder, the port's Embedding was torch's ("torch tensors unmatched: embedding.x_emb...")
+    (tmp_path / "src").mkdir()
+    monkeypatch.chdir(tmp_path / "src")
+    result = prove_files(tmp_path, NAMESPACE, "model/SAKT/model.py:SAKTModel")["model/SAKT/model.py:SAKTModel"]
+    assert result["status"] == "proven", result

@@ -485,14 +485,33 @@ def _package_folders(ref: ModelRef) -> list[str]:
     folder that also holds the repository's scripts, whose files import its sub-packages by their own top-level name
     (yulunzhang/RCAN's ``RCAN_TrainCode/code/__init__.py`` beside ``main.py``; ``code/model/edsr.py`` does ``from
     model import common``, run from ``code/``). Last on sys.path, they resolve only a name nothing else resolves: an
-    installed module or the standard library is never shadowed (``code`` stays the standard library's)."""
+    installed module or the standard library is never shadowed (``code`` stays the standard library's).
+
+    A folder is left out when it holds a module named like a namespace package (a folder without ``__init__.py``)
+    the files import by its top-level name: the search path itself, or one in it (jarviszhb/KnowledgeTracing's
+    ``model/SAKT/model.py`` does ``from model.SAKT.attention import Encoder``; with ``model/SAKT`` on sys.path,
+    ``model`` was that file, since a regular module anywhere on sys.path wins over a namespace package)."""
     if ref.package_dir is None:
         return []
     out, folder, stop = [str(ref.package_dir)], Path(ref.package_dir).parent, Path(ref.search_path)
     while folder != stop and stop in folder.parents and (folder / "__init__.py").is_file():
         out.append(str(folder))
         folder = folder.parent
-    return out
+    spaces = _namespace_names(stop)
+    return [f for f in out if not any((Path(f) / f"{n}.py").is_file() or (Path(f) / n / "__init__.py").is_file()
+                                      for n in spaces)]
+
+
+def _namespace_names(search_path: Path) -> set[str]:
+    """The names a namespace package may go by from ``search_path``: its own (a folder without ``__init__.py``,
+    imported from its parent) and its folders without ``__init__.py``."""
+    names = set() if (search_path / "__init__.py").is_file() else {search_path.name}
+    try:
+        names |= {p.name for p in search_path.iterdir()
+                  if p.is_dir() and p.name.isidentifier() and not (p / "__init__.py").is_file()}
+    except OSError:
+        pass
+    return names
 
 
 def _add_path(folder: str, first: bool) -> None:

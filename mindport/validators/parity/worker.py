@@ -100,7 +100,7 @@ class RemoteSide:
         fd = child.fileno()
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "mindport.validators.parity.worker", kind, str(fd), str(workdir)],
+                [sys.executable, "-P", "-m", "mindport.validators.parity.worker", kind, str(fd), str(workdir)],
                 pass_fds=(fd,), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=_env(env))
         child.close()
         self.conn = parent
