@@ -72,15 +72,36 @@ def _cells_fact(cells, fact) -> bool:
 
 
 def code_cells(cells) -> list[str]:
-    """The Python of a notebook's code cells, one text per cell, IPython's magic and shell lines (``%``, ``!``) blank."""
+    """The Python of a notebook's code cells, one text per cell (:func:`python_of`)."""
     texts = []
     for cell in cells:
         if cell.get("cell_type") != "code":
             continue
         source = cell.get("source", "")
-        text = "".join(source) if isinstance(source, list) else source
-        texts.append("\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n")))
+        texts.append(python_of("".join(source) if isinstance(source, list) else source))
     return texts
+
+
+# cell magics whose body is Python run in the notebook's namespace; any other (%%shell, %%bash, %%writefile, %%html,
+# %%script, %%sql ...) holds another language or text for another process
+_PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "time_it"}
+
+
+def python_of(text: str) -> str:
+    """A code cell's Python: IPython's magic and shell lines (``%``, ``!``) blank, and every line blank under a cell
+    magic whose body is not Python (``%%shell`` then ``pip install torchaudio``: Colab's; the cell was a syntax error
+    and the whole notebook was copied unchanged, tky823/DNN-based_source_separation's tutorials). Line numbers kept."""
+    lines = text.split("\n")
+    first = next((line.strip() for line in lines if line.strip()), "")
+    if first.startswith("%%") and first[2:].split(" ")[0] not in _PYTHON_CELL_MAGICS:
+        return "\n".join("" for _ in lines)
+    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
+
+
+def _kept_lines(text: str, python: str) -> list[tuple[int, str]]:
+    """The lines of a cell that are not Python (blank in ``python``, not in ``text``): written back as they were."""
+    return [(i, line) for i, (line, body) in enumerate(zip(text.split("\n"), python.split("\n")))
+            if line.strip() and not body.strip()]
 
 
 # a statement between two cells of a notebook converted as one module (a statement, not a comment: a comment line
@@ -161,10 +182,10 @@ def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size:
     for _, cell in code:
         source = cell.get("source", "")
         text = "".join(source) if isinstance(source, list) else source
-        # IPython magics and shell escapes are not Python: keep them out of the parser.
-        kept_lines.append([(i, line) for i, line in enumerate(text.split("\n"))
-                           if line.lstrip().startswith(("%", "!"))])
-        bodies.append("\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in text.split("\n")))
+        # IPython magics, shell escapes and cells of another language are not Python: kept out of the parser
+        body = python_of(text)
+        kept_lines.append(_kept_lines(text, body))
+        bodies.append(body)
         texts.append(text)
     # the cells run in one namespace (``import torch.nn as nn`` in the first, ``class G(nn.Module)`` in the third):
     # the cells that parse are converted together, as one module, and split back at their boundaries; converted
