@@ -99,10 +99,14 @@ def _bound(node) -> set[str]:
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
-def _constant(value, known: set[str]) -> bool:
+def _constant(value, known: set[str], values: set[str] = frozenset()) -> bool:
     """Can the expression be evaluated on import without running the notebook's work: literals, names ``known``
-    (kept before it, or builtins), attributes of those, operators, and the calls ``_SAFE_CALLS`` allows."""
+    (kept before it, or builtins), attributes of those, operators, the calls ``_SAFE_CALLS`` allows, and items of
+    the constants kept before it (``values``: ``window = window_type[0]`` after ``window_type = ['hanning']``, a
+    notebook's configuration cell: seorim0's speech enhancement tutorial, its classes' default ``win_type=window``)."""
     for node in ast.walk(value):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in values:
+            continue
         if isinstance(node, ast.Name):
             if node.id not in known and not hasattr(builtins, node.id):
                 return False
@@ -113,18 +117,20 @@ def _constant(value, known: set[str]) -> bool:
                 return False
         elif isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom, ast.ListComp,
                                ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Subscript, ast.Starred)):
-            return False  # a subscript reads data (``train_data[0]``); comprehensions bind names of their own
+            return False  # another subscript reads data (``train_data[0]``); comprehensions bind names of their own
     return True
 
 
-def _kept(node, known: set[str]) -> bool:
+def _kept(node, known: set[str], values: set[str] = frozenset()) -> bool:
+    """Is the statement kept in a definitions-only module (``values``: the constants kept before it, whose items
+    an assignment may read)."""
     if isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
         return True
     if isinstance(node, ast.Assign):
         return all(isinstance(t, (ast.Name, ast.Tuple)) and all(isinstance(e, ast.Name) for e in getattr(
-            t, "elts", [t])) for t in node.targets) and _constant(node.value, known)
+            t, "elts", [t])) for t in node.targets) and _constant(node.value, known, values)
     if isinstance(node, ast.AnnAssign):
-        return isinstance(node.target, ast.Name) and node.value is not None and _constant(node.value, known)
+        return isinstance(node.target, ast.Name) and node.value is not None and _constant(node.value, known, values)
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):  # the converter's set-up of its runtime
         func = node.value.func  # (``mp_train.keep_dropout_masks()`` after a converted notebook's imports)
         while isinstance(func, ast.Attribute):
@@ -132,9 +138,14 @@ def _kept(node, known: set[str]) -> bool:
         return isinstance(func, ast.Name) and func.id in known and func.id.startswith(_RUNTIME_PREFIX) and all(
             _constant(a, known) for a in [*node.value.args, *[k.value for k in node.value.keywords]])
     if isinstance(node, ast.Try):  # ``try: import apex / except ImportError: apex = None``
-        return all(_kept(n, known) for n in [*node.body, *[s for h in node.handlers for s in h.body]]) \
+        return all(_kept(n, known, values) for n in [*node.body, *[s for h in node.handlers for s in h.body]]) \
             and not node.orelse and not node.finalbody
     return False
+
+
+def _constants_bound(node) -> set[str]:
+    """The names a kept statement binds to constant values (an assignment's; not an import's or a definition's)."""
+    return _bound(node) if isinstance(node, (ast.Assign, ast.AnnAssign)) else set()
 
 
 _RUNTIME_PREFIX = "mp_"  # the names the converter binds to mindport.runtime's modules (``mp_train``)
@@ -150,9 +161,11 @@ def defined_names(tree: ast.Module) -> set[str]:
     together): what a constructor call discovery reads from the notebook may name. A constant computed from data
     (``INPUT_DIM = len(SRC.vocab)``) is left out of the module, so it is not one of them."""
     known: set[str] = set()
+    values: set[str] = set()
     for node in tree.body:
-        if _kept(node, known):
+        if _kept(node, known, values):
             known |= _bound(node)
+            values |= _constants_bound(node)
     return known
 
 
@@ -164,15 +177,17 @@ def definitions_source(data: bytes, name: str = "notebook") -> str:
     future: list[str] = []
     kept: list[tuple[int, int, ast.stmt, str]] = []
     known: set[str] = set()
+    values: set[str] = set()
     for index, text, tree in _parsed_cells(data):
         lines = text.split("\n")
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module == "__future__":
                 future.append(ast.unparse(node))
                 continue
-            if not _kept(node, known):
+            if not _kept(node, known, values):
                 continue
             known |= _bound(node)
+            values |= _constants_bound(node)
             first = min([node.lineno, *[d.lineno for d in getattr(node, "decorator_list", [])]])
             kept.append((index, first, node, "\n".join(lines[first - 1:node.end_lineno])))
     read = {n.id for _, _, node, _ in kept if not _imports(node) for n in ast.walk(node) if isinstance(n, ast.Name)}

@@ -21,7 +21,7 @@ import ast
 import os
 import sys
 
-from mindport.discovery.notebooks import _bound, _kept
+from mindport.discovery.notebooks import _bound, _constants_bound, _kept
 
 ENV = "MINDPORT_SCRIPT_DEFINITIONS"
 
@@ -60,12 +60,14 @@ def definitions_code(data: bytes, always: bool = False) -> str | None:
         return None
     lines = text.split("\n")
     known: set[str] = set()
+    values: set[str] = set()
     kept_lines: set[int] = set()
     dropped: list[ast.stmt] = []
     for node in tree.body:
         first = min([node.lineno, *[d.lineno for d in getattr(node, "decorator_list", [])]])
-        if _kept(node, known) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+        if _kept(node, known, values) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
             known |= _bound(node)
+            values |= _constants_bound(node)
             kept_lines.update(range(first, node.end_lineno + 1))
         else:
             dropped.append(node)

@@ -91,3 +91,33 @@ def test_migrate_run_from_inside_the_repository(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path / "src")
     result = prove_files(tmp_path, NAMESPACE, "model/SAKT/model.py:SAKTModel")["model/SAKT/model.py:SAKTModel"]
     assert result["status"] == "proven", result
+
+
+def _notebook(*cells: str) -> str:
+    import json
+
+    return json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                  "source": c} for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+CONFIGURED = _notebook(
+    "import torch\nimport torch.nn as nn",
+    "# configuration\nwidths = [16, 32]\nkinds = {'act': 'tanh'}\nwidth = widths[0]\nact = kinds['act']",
+    "class Head(nn.Module):\n    def __init__(self, d=width, act=act):\n        super().__init__()\n"
+    "        self.fc = nn.Linear(d, 4)\n        self.act = act\n\n    def forward(self, x):\n"
+    "        return torch.tanh(self.fc(x)) if self.act == 'tanh' else self.fc(x)",
+    "train_data = torch.load('missing.pt')\nfirst = train_data[0]",
+)
+
+
+def test_a_notebook_constant_read_from_an_item_of_another(tmp_path):
+    # seorim0/DNN-based-Speech-Enhancement-in-the-frequency-domain's SE_tutorials.ipynb: ``window = window_type[0]``
+    # in its configuration cell, ``win_type=window`` a default of its classes; the subscript was left out of the
+    # definitions-only module ("name 'window' is not defined"), 6 classes not built. Items of kept constants are
+    # kept; a subscript of anything else (data: ``train_data[0]``) still is not
+    from mindport.discovery.notebooks import definitions_source
+
+    source = definitions_source(CONFIGURED.encode(), "nb.ipynb")
+    assert "width = widths[0]" in source and "act = kinds['act']" in source and "first =" not in source, source
+    result = prove_files(tmp_path, {"nb.ipynb": CONFIGURED}, None)["nb.ipynb:Head"]
+    assert result["status"] == "proven", result
