@@ -303,19 +303,43 @@ def cuda_device_count() -> int:
     return _gpu_count()
 
 
-def select_device(target: str, device_id=None) -> None:
+def select_device(target, device_id=None) -> None:
     """``device = torch.device(...)``: torch makes a device object and changes nothing global; MindSpore computes
     on one device per process, chosen before its first kernel (``ms.set_device`` raises once one ran: gcnii's
     ``device = torch.device('cpu')`` after its data loading). The device MindSpore already computes on is kept as it
     is (nothing to choose); another is set, with MindSpore's own error where kernels already ran on the current one
-    (torch would compute what follows elsewhere: that cannot be followed)."""
+    (torch would compute what follows elsewhere: that cannot be followed).
+
+    ``target``: MindSpore's (``"GPU"``, ``"Ascend"``, ``"CPU"``) or torch's designation of a device (a run-time
+    ``"cuda:1"``, ``"cpu"``, a ``torch.device``'s string). An accelerator is taken only where ``ms.hal.is_available``
+    finds one, else the CPU: torch makes ``torch.device("cuda")`` on any machine, ``ms.set_device("GPU")`` raises
+    where there is none. Nothing in a static graph, which cannot call the ``ms.hal`` and context builtins ("has no
+    attribute '__code__'"): a device line in a function forward calls (DGCNN's ``get_graph_feature``)."""
+    if not _in_graph():
+        _set_device(*_mindspore_target(target, device_id))
+
+
+def _mindspore_target(spec, device_id=None) -> tuple[str, int | None]:
+    """(MindSpore's target, device id) of a target or a torch device designation, the CPU for an accelerator this
+    machine lacks (see select_device)."""
+    kind, _, number = str(spec).partition(":")
+    target = {"cuda": "GPU", "npu": "Ascend", "GPU": "GPU", "Ascend": "Ascend"}.get(kind, "CPU")
+    if device_id is None and number.isdigit():
+        device_id = int(number)
+    hal = getattr(ms, "hal", None)  # MindSpore >= 2.3
+    if target != "CPU" and hal is not None and not hal.is_available(target):
+        return "CPU", None
+    return target, (None if device_id is None else int(device_id))
+
+
+def _set_device(target: str, device_id: int | None) -> None:
     if ms.get_context("device_target") == target and (
-            device_id is None or target == "CPU" or ms.get_context("device_id") == int(device_id)):
+            device_id is None or target == "CPU" or ms.get_context("device_id") == device_id):
         return
     if device_id is None:
         ms.set_device(target)
     else:
-        ms.set_device(target, int(device_id))
+        ms.set_device(target, device_id)
 
 
 def keep_cache(owner, name, value):

@@ -61,8 +61,9 @@ class DeviceTransform(Rule):
     False / 0, ``torch.cpu``'s True / 1.
     ``DataParallel(model)`` is the model itself, ``nn.parallel.data_parallel(module, inputs, device_ids)`` the call
     ``module(inputs)`` (a tuple literal of inputs unpacked, ``module_kwargs`` passed on). A GPU or Ascend device
-    (``torch.device("cuda:0")``, or a run-time ``"cuda"``) is set only where ``ms.hal.is_available`` finds one, else
-    the CPU: torch makes a device object on any machine, and ``ms.set_device("GPU")`` raises where there is none. A tensor's
+    (``torch.device("cuda:0")``, or a run-time ``"cuda"``) is set by ``mindport.runtime.framework.select_device``
+    only where ``ms.hal.is_available`` finds one, else the CPU: torch makes a device object on any machine, and
+    ``ms.set_device("GPU")`` raises where there is none; in a function a static graph compiles it does nothing. A tensor's
     ``x.is_cuda`` is whether MindSpore computes on a GPU (``mindport.runtime.tensor.is_cuda(x)``, a constant that
     also compiles in a graph, which can't call ``ms.get_context``); ``x.is_xpu``/``x.is_mps`` are False (MindSpore runs on neither). A
     tensor's ``x.device`` is ``mindport.runtime.tensor.device(x)``: torch's designation of the device MindSpore computes on
@@ -94,7 +95,7 @@ class DeviceTransform(Rule):
                 from mindport.runtime import framework as mp_framework
 
                 device = "cuda" if mp_framework.cuda_available() else "cpu"
-                mp_framework.select_device(("GPU" if str(device).startswith("cuda") and ms.hal.is_available("GPU") else "CPU"))
+                mp_framework.select_device(device)
 
 
                 def prepare(model, batch):
@@ -115,12 +116,11 @@ class DeviceTransform(Rule):
                     return torch.ones(n, device=device)
             """,
             after="""
-                import mindspore as ms
                 from mindspore import ops
                 from mindport.runtime import framework as mp_framework
 
                 device = "cuda:0"
-                mp_framework.select_device(("GPU" if ms.hal.is_available("GPU") else "CPU"), 0)
+                mp_framework.select_device("GPU", 0)
 
 
                 def ones(n):
@@ -457,26 +457,27 @@ class DeviceTransform(Rule):
         spec = positional[0] if positional else keywords.get("type")
         index = positional[1] if len(positional) > 1 else keywords.get("index")
         device_id = cst.Module(body=[]).code_for_node(index) if index is not None else None
-        ms = self.ctx.alias_for("mindspore")
         guarded = self.ctx.options.ms_version >= (2, 5)  # ms.hal.is_available: MindSpore >= 2.5 only
         if isinstance(spec, cst.SimpleString):
             kind, _, number = spec.evaluated_value.partition(":")
             accelerator = "GPU" if kind == "cuda" else "Ascend" if kind == "npu" else None
             target = f'"{accelerator or "CPU"}"'
-            if accelerator and guarded:  # torch.device("cuda:0") is made on a machine without one: no failure
-                target = f'("{accelerator}" if {ms}.hal.is_available("{accelerator}") else "CPU")'
             device_id = device_id or (number if number.isdigit() else None)
         elif spec is None:
             target = '"CPU"'
-        else:  # a run-time choice (e.g. "cuda" if torch.cuda.is_available() else "cpu", or args.device)
-            name = assign.targets[0].target.value
-            available = f' and {ms}.hal.is_available("GPU")' if guarded else ""
-            target = f'("GPU" if str({name}).startswith("cuda"){available} else "CPU")'
+        elif guarded:  # a run-time choice ("cuda" if torch.cuda.is_available() else "cpu", args.device): its string
+            target = assign.targets[0].target.value
+        else:
+            target = f'("GPU" if str({assign.targets[0].target.value}).startswith("cuda") else "CPU")'
+        # from 2.5 on, select_device takes an accelerator only where ms.hal.is_available finds one (torch makes
+        # torch.device("cuda:0") on any machine), and does nothing in a static graph, where the ms.hal builtins do
+        # not compile (a device line in a function forward calls: DGCNN's get_graph_feature)
         if guarded:  # kept where MindSpore already computes on it: a kernel may have run (see select_device)
             text = (f"{self.ctx.alias_for('mindport.runtime.framework')}.select_device("
                     f"{target}{', ' + device_id if device_id else ''})")
         else:
-            text = f"{ms}.set_context(device_target={target}{', device_id=' + device_id if device_id else ''})"
+            text = (f"{self.ctx.alias_for('mindspore')}.set_context(device_target={target}"
+                    f"{', device_id=' + device_id if device_id else ''})")
         return parse_statement(text)  # type: ignore[return-value]
 
     def visit_Assign(self, node: cst.Assign) -> None:
