@@ -2010,7 +2010,8 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     dims = [int(v) for v in shape.split("x")]
     longer = _length_hint(problem, dims, rest) or _fixed_length_hint(problem, dims, rest) or _view_hint(problem, dims,
                                                                                                       rest) \
-        or _permuted_hint(problem, dims, rest) or _grown_hint(problem, dims, rest) or _id_range_hint(problem, dims, rest)
+        or _permuted_hint(problem, dims, rest) or _grown_hint(problem, dims, rest) or _id_range_hint(problem, dims, rest) \
+        or _built_axis_hint(problem, dims, rest)
     if longer:
         return longer
     m = _CONV_CHANNELS.search(problem)
@@ -2162,6 +2163,24 @@ def _changed_form(out: list[int], dims: list[int], rest: str) -> list[str]:
     if out == dims or elements > MAX_ELEMENTS:
         return []
     return ["x".join(map(str, out)) + ":" + rest]
+
+
+def _built_axis_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """A point cloud (B x C x N) for a model whose first convolution is 2-D over a tensor it builds (DGCNN's edge
+    convolution: ``get_graph_feature`` gathers each point's k neighbours, B x 2C x N x k, from B x C x N points): the
+    4-D input its first layer asked for was folded into the points' channels ("weight of size [64, 6, 1, 1],
+    expected input[2, 384, 32, 20] to have 6 channels, but got 384 channels"), the convolution met an axis the input
+    does not have (20, the neighbours). Tried: B x wanted/2 x N (the pair of a point and its neighbour's offset),
+    then B x wanted x N, N the points the convolution met. [] for another error, input or a met axis the input has."""
+    m, seen = _CONV_CHANNELS.search(problem), _CONV_INPUT.search(problem)
+    if m is None or seen is None or rest.startswith("int") or len(dims) != 4:
+        return []
+    met = [int(v) for v in seen.group(1).split(",")]
+    wanted = int(m.group(1))
+    if len(met) != 4 or met[-1] in dims[1:] or met[2] < met[-1]:
+        return []
+    forms = [f"{dims[0]}x{c}x{met[2]}:{rest}" for c in (wanted // 2, wanted) if c >= 1 and not wanted % 2 or c == wanted]
+    return list(dict.fromkeys(forms))
 
 
 def _id_range_hint(problem: str, dims: list[int], rest: str) -> list[str]:
