@@ -2328,6 +2328,7 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                 for rel, tree in parsed.items()}
     for rel, tree in parsed.items() if pieces is None else pieces:  # pieces: (rel, tree) read instead of the files
         argdefaults = argdefaults_of.get(rel, {}) if argdefaults_of is not None else _argparse_defaults(tree)
+        framework = _framework_heads(tree)
         for scope in [tree, *[n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]]:
             bound: dict[str, list[Candidate]] = {}
             tensors: dict[str, str] = {}
@@ -2351,17 +2352,17 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                     if spec:
                         tensors[target] = spec
                     elif isinstance(value, ast.Call):
-                        made = _call_target(value, by_name, rel)
+                        made = _call_target(value, by_name, rel, framework)
                         if made:
                             bound[target] = made
                         elif _last(value.func) in ("to", "eval", "cuda", "cpu", "float") and isinstance(
                                 value.func, ast.Attribute) and isinstance(value.func.value, ast.Call):
-                            made = _call_target(value.func.value, by_name, rel)
+                            made = _call_target(value.func.value, by_name, rel, framework)
                             if made:
                                 bound[target] = made
                 if not isinstance(node, ast.Call):
                     continue
-                made = _call_target(node, by_name, rel)
+                made = _call_target(node, by_name, rel, framework)
                 for c in made or ():
                     lit = _Literal(names_of.get(c.rel, set()) | ({"nn", "torch"} & names_of.get(c.rel, set())),
                                    argdefaults, local_values)
@@ -2380,7 +2381,7 @@ def _collect_calls(parsed: dict, found: dict[str, Candidate], by_name: dict[str,
                 # inputs: model(x) / Model(...)(torch.randn(...))
                 callee = node.func
                 targets = bound.get(callee.id) if isinstance(callee, ast.Name) else (
-                    _call_target(callee, by_name, rel) if isinstance(callee, ast.Call) else None)
+                    _call_target(callee, by_name, rel, framework) if isinstance(callee, ast.Call) else None)
                 if targets and node.args and not node.keywords:
                     specs = [_tensor_spec(a) or _dict_spec(a, tensors)
                              or (tensors.get(a.id) if isinstance(a, ast.Name) else None)
@@ -2402,16 +2403,36 @@ def _scope_nodes(body):
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
+def _framework_heads(tree: ast.Module) -> frozenset[str]:
+    """The names a file binds to torch and its modules at its top level (``torch``, ``nn`` of ``from torch import
+    nn``, ``F`` of ``import torch.nn.functional as F``)."""
+    heads = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            heads |= {(a.asname or a.name.split(".")[0]) for a in node.names
+                      if a.name == "torch" or a.name.startswith("torch.")}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "torch":
+            heads |= {a.asname or a.name for a in node.names if a.name[:1].islower()}  # modules, not classes
+    return frozenset(heads)
+
+
 def _named(node, by_name) -> list[Candidate]:
     name = _last(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
     return by_name.get(name, [])
 
 
-def _call_target(call: ast.Call, by_name, rel: str | None = None) -> list[Candidate] | None:
+def _call_target(call: ast.Call, by_name, rel: str | None = None, framework=frozenset()) -> list[Candidate] | None:
     """The candidates a call may construct, by the called name; a bare name that a class of the calling file ``rel``
     itself has is that class (xyfJASON/diffusion-models-pytorch: ``DiT_XL_2()`` in models/dit/model.py calls its own
     ``DiT(depth=28, ...)``, and models/dit/dit.py's ``DiT(vae_config, vit_config)`` was tried with those arguments
-    first: "unexpected keyword argument 'depth'")."""
+    first: "unexpected keyword argument 'depth'"). None for a call through a name the file binds to torch's modules
+    (``framework``: ``torch.nn.Bilinear(1024, 1024, 1024)`` is torch's layer, not the repository's own ``Bilinear``,
+    Brent-Murray/point-dl's: its two-model constructor was tried with those three numbers first)."""
+    head = call.func
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    if head is not call.func and isinstance(head, ast.Name) and head.id in framework:
+        return None
     made = _named(call.func, by_name)
     if rel is not None and isinstance(call.func, ast.Name):
         own = [c for c in made if c.rel == rel]

@@ -168,3 +168,19 @@ def test_a_point_cloud_for_an_edge_convolution(tmp_path):
     result = prove_files(tmp_path, {"edge.py": EDGECONV}, "edge.py:EdgeNet")["edge.py:EdgeNet"]
     assert result["status"] == "proven", result
     assert result["inputs"][0].startswith("2x3x"), result["inputs"]
+
+
+def test_torchs_layer_of_the_same_name_is_no_call_of_the_repositorys_class(tmp_path):
+    # Brent-Murray/point-dl's dual_model.py: class Bilinear(model_1, model_2) builds torch.nn.Bilinear(1024, 1024,
+    # 1024); that call was read as the repository's Bilinear's and tried first ("takes 3 positional arguments but 4
+    # were given"). A call through a name the file binds to torch (torch., nn., F.) is torch's own
+    from mindport.discovery.scan import discover
+
+    (tmp_path / "dual.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Bilinear(nn.Module):\n"
+        "    def __init__(self, width, scale=1.0):\n        super().__init__()\n"
+        "        self.bilinear = torch.nn.Bilinear(width, width, width)\n        self.other = nn.Bilinear(4, 4, 4)\n"
+        "        self.scale = scale\n\n    def forward(self, a, b):\n        return self.bilinear(a, b) * self.scale\n\n\n"
+        "def build():\n    return Bilinear(8, scale=0.5)\n")
+    found = {c.name: c for c in discover(tmp_path)}
+    assert found["Bilinear"].ctors == ["8, scale=0.5"], found["Bilinear"].ctors
