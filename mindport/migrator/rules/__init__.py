@@ -111,7 +111,7 @@ RULES = (
     InertContextTransform,        # with sdpa_kernel(b): / autocast / nullcontext in a model method -> its body (GRAPH_MODE)
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     LayerInitCallTransform,       # a layer subclass's reset_parameters: called after the base __init__, as torch's does
-    DisplayStatementTransform,    # row.append(i), col.append(j) in a model method -> one statement each (GRAPH_MODE drops them)
+    DisplayStatementTransform,    # row.append(i), col.append(j) / f(x) if c else None in a model method -> statements (GRAPH_MODE drops them)
     UnboundFallbackTransform,     # try: s = s[...] / except: s = 0 (s unbound at first) -> s = None; if s is None (GRAPH_MODE)
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
