@@ -313,6 +313,48 @@ class GraphListExtend(Rule):
                              f"silently); use `{name} = {name} + list(...)`")
 
 
+class GraphDroppedCalls(Rule):
+    """Flags an expression statement in `construct` or a @jit function that runs calls inside a display, a
+    comprehension, a conditional expression or a short-circuit test: `row.append(i), col.append(j)`,
+    `[parts.append(f(x)) for x in xs]`, `row.append(i) if i else None`, `i > 1 and row.append(i)`, `not f(x)`.
+
+    ## Why is this bad?
+    Measured on MindSpore 2.10 GRAPH_MODE: the graph evaluates such a statement as a value nobody reads and drops
+    the calls in it, silently. The lists stay empty until something indexes with them ("The sequence
+    element(tuple/list) in tuple index can't be empty": torchfm's product networks), or the numbers differ. PyNative
+    runs the calls. The converter writes these statements out (`DisplayStatementTransform`); this flags code written
+    for MindSpore, or a form the converter left.
+
+    ## Fix
+    One statement per call, a `for` loop for a comprehension, an `if` statement for a condition.
+    """
+
+    code = "MS424"
+    name = "graph-dropped-calls"
+    message = "calls in an expression statement a graph drops"
+    VALID = (
+        _CELL + "        row = []\n        for i in range(3):\n            row.append(i)\n        return x[:, row]\n",
+        "def host(row, col):\n    row.append(1), col.append(2)\n    return row, col\n",
+    )
+    INVALID = (
+        _CELL + "        row, col = [], []\n        for i in range(3):\n            row.append(i), col.append(i)\n"
+        "        return x[:, row] + x[:, col]\n",
+        _CELL + "        row = []\n        for i in range(3):\n            row.append(i) if i > 0 else None\n"
+        "        return x[:, row]\n",
+        _JIT + "    parts = []\n    [parts.append(x * k) for k in range(2)]\n    return parts[0]\n",
+    )
+
+    _FORMS = (ast.Tuple, ast.List, ast.ListComp, ast.SetComp, ast.IfExp, ast.BoolOp, ast.UnaryOp)
+
+    def check(self, ctx):
+        for fn, node in graph_nodes_of(ctx):
+            if isinstance(node, ast.Expr) and isinstance(node.value, self._FORMS) \
+                    and any(isinstance(sub, ast.Call) for sub in ast.walk(node.value)):
+                yield node, (f"the calls in this statement of `{fn.name}` are dropped by a static graph (the "
+                             f"statement is evaluated as a value nobody reads): write one statement per call, a "
+                             f"`for` loop or an `if` statement")
+
+
 def _reads_item(node: ast.AST, names: set[str]) -> bool:
     """Does the expression read a tensor's value on the host: ``.item()``, ``.tolist()``, ``int(t)``/``float(t)``
     of a subscript or call, or a name bound from one of those?"""
