@@ -2179,8 +2179,8 @@ def _built_axis_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     wanted = int(m.group(1))
     if len(met) != 4 or met[-1] in dims[1:] or met[2] < met[-1]:
         return []
-    forms = [f"{dims[0]}x{c}x{met[2]}:{rest}" for c in (wanted // 2, wanted) if c >= 1 and not wanted % 2 or c == wanted]
-    return list(dict.fromkeys(forms))
+    channels = [wanted // 2, wanted] if wanted % 2 == 0 and wanted >= 2 else [wanted]
+    return [f"{dims[0]}x{c}x{met[2]}:{rest}" for c in channels]
 
 
 def _id_range_hint(problem: str, dims: list[int], rest: str) -> list[str]:
