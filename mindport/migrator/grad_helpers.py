@@ -97,8 +97,10 @@ def inline_grad_helpers(module: cst.Module, foreign: tuple = ()) -> cst.Module:
         if lines or outside:
             written = transform(written, _WriteLines(lines, outside, bindings, _Names.of(written)))
         if written.deep_equals(module):
-            return module
+            break
         module = written
+    if "grad" in module_code(module):
+        module = transform(module, _IntoBranches(imports))
     return module
 
 
@@ -632,3 +634,78 @@ class _WriteLines(cst.CSTTransformer):
 def code_of_func(func) -> str:
     """The helper's own name (``utils.burgers_equation`` -> ``burgers_equation``)."""
     return func.attr.value if isinstance(func, cst.Attribute) else func.value
+
+
+class _IntoBranches(cst.CSTTransformer):
+    """``u = net(x)`` right before an ``if`` whose branches take ``torch.autograd.grad(u, x, ...)`` (kimy-de/pinns:
+    ``u_hat_f = pinn(variables_f)``, then ``if args.eq == 'bg': loss_f = ...burgers_equation(u_hat_f, variables_f)``)
+    is moved into every branch of the ``if`` (an ``else`` added when it has none): it runs once on every path, where
+    it ran, and the training-loop rule finds the statement computing the gradient's outputs from its inputs in the
+    gradient's own block (across blocks it flagged MP105 "does not depend on ... in this block")."""
+
+    def __init__(self, imports: dict[str, str]) -> None:
+        super().__init__()
+        self._imports = imports
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return updated_node.with_changes(body=self._moved(list(updated_node.body)))
+
+    def leave_Module(self, original_node, updated_node):
+        return updated_node.with_changes(body=self._moved(list(updated_node.body)))
+
+    def _moved(self, body: list) -> list:
+        out: list = []
+        for stmt in body:
+            before = out[-1] if out else None
+            if isinstance(stmt, cst.If) and isinstance(before, cst.SimpleStatementLine) and len(before.body) == 1 \
+                    and isinstance(before.body[0], cst.Assign) and len(before.body[0].targets) == 1 \
+                    and isinstance(before.body[0].targets[0].target, cst.Name):
+                name = before.body[0].targets[0].target.value
+                reads = _Names.of(before.body[0].value)
+                if name not in reads and not self._test_reads(stmt, name) and self._takes_grad(stmt, name, reads):
+                    out[-1] = self._into(stmt, before)
+                    continue
+            out.append(stmt)
+        return out
+
+    def _test_reads(self, node, name: str) -> bool:
+        while isinstance(node, cst.If):
+            if name in _Names.of(node.test):
+                return True
+            node = node.orelse
+        return False
+
+    def _takes_grad(self, node: cst.If, name: str, reads: set[str]) -> bool:
+        """Does a branch take torch.autograd.grad of ``name`` with respect to a name the assignment reads?"""
+        calls = _AllCalls()
+        walk(node, calls)
+        for call in calls.found:
+            if _resolved(call.func, self._imports) != _GRAD:
+                continue
+            args = {a.keyword.value if a.keyword else ("outputs", "inputs")[i] if i < 2 else "?": a.value
+                    for i, a in enumerate(call.args)}
+            outputs, inputs = args.get("outputs"), args.get("inputs")
+            if isinstance(outputs, cst.Name) and outputs.value == name and isinstance(inputs, cst.Name) \
+                    and inputs.value in reads:
+                return True
+        return False
+
+    def _into(self, node, stmt):
+        """The ``if`` with ``stmt`` first in each branch, and an ``else`` holding it where the chain has none."""
+        if isinstance(node, cst.If):
+            body = node.body
+            orelse = node.orelse
+            return node.with_changes(
+                body=body.with_changes(body=[stmt.deep_clone(), *body.body]),
+                orelse=self._into(orelse, stmt) if orelse is not None else cst.Else(
+                    body=cst.IndentedBlock(body=[stmt.deep_clone()])))
+        return node.with_changes(body=node.body.with_changes(body=[stmt.deep_clone(), *node.body.body]))
+
+
+class _AllCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node):
+        self.found.append(node)

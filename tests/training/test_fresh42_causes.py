@@ -147,3 +147,48 @@ def test_a_helper_whose_locals_are_read_twice_is_written_out_in_its_own_file():
     t, m = _losses(source, "torch_lines42"), _losses(code, "ms_lines42")
     assert len(t) == len(m) == 5, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
+
+
+# kimy-de/pinns's main.py: ``u_hat_f = pinn(variables_f)``, then ``if args.eq == 'bg': loss_f = ...(u_hat_f,
+# variables_f)`` / ``elif args.eq == 'ac': ...``: the gradient of u_hat_f with respect to variables_f is taken in a
+# branch, the statement computing u_hat_f stands before the ``if``. The training-loop rule follows a create_graph
+# gradient from the statements of its own block only (MP105 "u_hat_f does not depend on variables_f in this block",
+# torch's call left, the port failed at run time). The statement right before the ``if`` is now moved into every
+# branch (an ``else`` holding it added when there is none): it runs once on every path, as before.
+BRANCH_GRAD = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+net = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 1))
+with torch.no_grad():
+    net[0].weight.copy_(torch.tensor(np.linspace(-1.0, 1.2, 16, dtype=np.float32).reshape(8, 2)))
+    net[0].bias.copy_(torch.tensor(np.linspace(0.3, -0.4, 8, dtype=np.float32)))
+    net[2].weight.copy_(torch.tensor(np.linspace(0.5, -0.6, 8, dtype=np.float32).reshape(1, 8)))
+    net[2].bias.fill_(0.1)
+pts = torch.FloatTensor(np.linspace(-1.0, 1.0, 20, dtype=np.float32).reshape(10, 2))
+pts.requires_grad = True
+mode = "bg"
+optimizer = torch.optim.Adam(net.parameters(), lr=0.01)
+for ep in range(5):
+    optimizer.zero_grad()
+    u = net(pts)
+    if mode == "bg":
+        u_tx = torch.autograd.grad(u, pts, torch.ones_like(u), create_graph=True)[0]
+        loss_f = torch.mean((u_tx[:, 0:1] + u * u_tx[:, 1:2]) ** 2)
+    elif mode == "ac":
+        loss_f = torch.mean(u ** 3)
+    loss = loss_f + torch.mean((u - 0.5) ** 2)
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+'''
+
+
+def test_a_gradient_taken_in_a_branch_of_outputs_computed_before_the_if():
+    code = _convert(BRANCH_GRAD)
+    assert "grad_graph" in code and "else:" in code, code
+    t, m = _losses(BRANCH_GRAD, "torch_branch42"), _losses(code, "ms_branch42")
+    assert len(t) == len(m) == 5, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
+    assert t[-1][0] < t[0][0]
