@@ -40,7 +40,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    function_classes=frozenset(), float_sites=(), uniform_sites=(), decided_sites=(), return_kinds=None,
                    imported_names=frozenset(), float64_free=None, conv1d_settings_unread=None,
                    tensor_free: bool = False, argument_writers=(), backward_params=None,
-                   record_classes=None) -> ConversionResult:
+                   record_classes=None, grad_helpers=()) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -70,7 +70,9 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     project's functions that write into an argument (``mindport.migrator.project.argument_writers``): a call of one
     this file imports binds the written tensor again. ``record_classes``: the project's dataclass records a model
     builds in its forward (``mindport.migrator.project.record_classes``), written as dicts; None (a file alone): its
-    own.
+    own. ``grad_helpers``: ((module as imported, name, source, import bindings), ...) the helpers of several lines
+    holding ``torch.autograd.grad`` in the project's other modules (``mindport.migrator.grad_helpers.
+    module_grad_helpers``): a call of one this file imports is written out where it stands.
     """
     if tensor_free:
         return ConversionResult(code=code)
@@ -97,7 +99,9 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       record_classes=tuple((n, tuple(tuple(f) for f in fs)) for n, fs in record_classes),
                       imported_names=frozenset(imported_names), float64_free=bool(float64_free),
                       conv1d_settings_unread=bool(conv1d_settings_unread),
-                      argument_writers=tuple((n, tuple(p), tuple(w)) for n, p, w in argument_writers))
+                      argument_writers=tuple((n, tuple(p), tuple(w)) for n, p, w in argument_writers),
+                      grad_helpers=tuple((k, n, src, tuple((b, tuple(t)) for b, t in bind))
+                                         for k, n, src, bind in grad_helpers))
     registry = load_registry()
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)

@@ -100,6 +100,10 @@ class Options:
     # no code of the project touches a layer's kernel_size/stride/dilation/padding (project.conv1d_settings_unread): a
     # Conv1d is MindSpore's own (mindport.runtime.layers.Conv1d only reads them back as torch's 1-tuples)
     conv1d_settings_unread: bool = False
+    # ((module as imported, name, function source, ((bound name, (kind, target)), ...)), ...): helpers of several lines
+    # holding torch.autograd.grad in the project's other modules (grad_helpers.module_grad_helpers), written out
+    # where this file calls them
+    grad_helpers: tuple = ()
 
 
 CPU_GUARDED = ("any", "cpu")  # Options.device values whose ports keep the CPU kernel guards

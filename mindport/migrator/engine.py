@@ -66,7 +66,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     module = split_import_lines(module)  # `import math; import torch`: one statement per line (imports.py)
     module = drop_self_device_moves(module)  # self.a = self.a.to(x.device): nothing on MindSpore (rules/device.py)
     module = keyword_dict_arguments(module, torch_import_names(module))  # torch.zeros(s, **to(x)): keywords written out
-    module = inline_grad_helpers(module)  # gradients(u, x) of a one-line torch.autograd.grad helper: written out
+    module = inline_grad_helpers(module, options.grad_helpers)  # gradients(u, x) of a torch.autograd.grad helper
     scopes = build_scopes(module, options.local_packages, options.star_bindings, options.return_kinds)
     positions = LazyPositions(module)  # resolved on the first diagnostic only
     aliases, present = choose_aliases(scopes.module_scope, scopes.scopes.values())

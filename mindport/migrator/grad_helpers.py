@@ -39,6 +39,8 @@ inside one) is written out the same way.
 """
 from __future__ import annotations
 
+import builtins
+
 import libcst as cst
 
 from mindport.migrator.rules.references import torch_imports
@@ -48,15 +50,30 @@ from mindport.migrator.walk import transform, walk
 
 _GRAD = "torch.autograd.grad"
 _DEPTH = 4  # helpers calling helpers, at most this deep
+_BUILTINS = frozenset(dir(builtins))  # True, None, abs: the same in every module
 
 
-def inline_grad_helpers(module: cst.Module) -> cst.Module:
-    """The module with calls of its one-line ``torch.autograd.grad`` helpers written out (module docstring)."""
-    if "grad" not in module_code(module):
+def inline_grad_helpers(module: cst.Module, foreign: tuple = ()) -> cst.Module:
+    """The module with calls of its one-line ``torch.autograd.grad`` helpers written out (module docstring), and calls
+    of helpers of several lines (``foreign``: those of the project's other modules, :func:`module_grad_helpers`)
+    written out as lines before the statement that calls them."""
+    code = module_code(module)
+    if "grad" not in code and not foreign:
         return module
     imports = torch_imports(module)
     if not imports:
         return module
+    bindings = import_bindings(module)
+    outside: dict[tuple[str, str], tuple] = {}
+    for key, name, source, their_bindings in foreign:
+        if key not in {target.rpartition(".")[0] if kind == "from" else target
+                       for kind, target in bindings.values()}:
+            continue  # the file does not import that module
+        function = cst.parse_module(source).body[0]
+        theirs = {bound: target for bound, (_, target) in their_bindings if target.split(".")[0] == "torch"}
+        found = _line_helper(function, theirs) if isinstance(function, cst.FunctionDef) else None
+        if found is not None:
+            outside[(key, name)] = (*found, dict(their_bindings))
     for _ in range(_DEPTH):  # a helper calling a helper is one once the inner call is written out in it
         helpers: dict[str, tuple] = {}
         defined: dict[str, int] = {}
@@ -70,9 +87,20 @@ def inline_grad_helpers(module: cst.Module) -> cst.Module:
                 defined[stmt.name.value] = defined.get(stmt.name.value, 0) + 1
         helpers = {name: found for name, found in helpers.items() if defined[name] == 1}
         written = transform(module, _WriteOut(helpers, imports))
+        lines: dict[str, tuple] = {}
+        for stmt in written.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value not in helpers \
+                    and defined.get(stmt.name.value) == 1:
+                found = _line_helper(stmt, imports)
+                if found is not None:
+                    lines[stmt.name.value] = found
+        if lines or outside:
+            written = transform(written, _WriteLines(lines, outside, bindings, _Names.of(written)))
         if written.deep_equals(module):
-            return module
+            break
         module = written
+    if "grad" in module_code(module):
+        module = transform(module, _IntoBranches(imports))
     return module
 
 
@@ -361,3 +389,323 @@ class _WriteOut(cst.CSTTransformer):
         if isinstance(written, cst.BaseExpression) and hasattr(written, "lpar") and updated_node.lpar:
             written = written.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
         return written
+
+
+# --- helpers of several lines whose locals are read more than once, and helpers of the project's other modules
+def import_bindings(module: cst.Module) -> dict[str, tuple[str, str]]:
+    """The names the file's top-level imports bind -> ("import", the module) or ("from", "module.name")
+    (``import utils`` -> ("import", "utils"), ``import numpy as np`` -> ("import", "numpy"), ``from utils import
+    residual`` -> ("from", "utils.residual"); ``import a.b`` binds ``a`` to ("import", "a"))."""
+    names: dict[str, tuple[str, str]] = {}
+    for line in module.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            continue
+        for stmt in line.body:
+            if isinstance(stmt, cst.Import):
+                for alias in stmt.names:
+                    dotted = dotted_name(alias.name)
+                    if dotted is None:
+                        continue
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        names[alias.asname.name.value] = ("import", dotted)
+                    else:
+                        names[dotted.split(".")[0]] = ("import", dotted.split(".")[0])
+            elif isinstance(stmt, cst.ImportFrom) and not stmt.relative and stmt.module is not None \
+                    and not isinstance(stmt.names, cst.ImportStar):
+                source = dotted_name(stmt.module)
+                for alias in stmt.names:
+                    name = dotted_name(alias.name)
+                    bound = alias.asname.name.value if alias.asname is not None and isinstance(
+                        alias.asname.name, cst.Name) else name
+                    if source and name and bound:
+                        names[bound] = ("from", f"{source}.{name}")
+    return names
+
+
+def module_grad_helpers(source: str) -> tuple:
+    """The helpers of several lines holding ``torch.autograd.grad`` that a module defines at its top level (after its
+    own helpers' calls are written out in them): ((name, function source, the module's import bindings), ...), for
+    the callers in the project's other modules (``convert_path``; kimy-de/pinns's ``utils.burgers_equation``)."""
+    if "autograd" not in source:
+        return ()
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError:
+        return ()
+    module = inline_grad_helpers(module)
+    imports = torch_imports(module)
+    if not imports:
+        return ()
+    bindings = tuple(sorted((k, v) for k, v in import_bindings(module).items()))
+    names = [s.name.value for s in module.body if isinstance(s, cst.FunctionDef)]
+    found = []
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef) and names.count(stmt.name.value) == 1 \
+                and _line_helper(stmt, imports) is not None:
+            found.append((stmt.name.value, module.code_for_node(stmt.with_changes(leading_lines=[])), bindings))
+    return tuple(found)
+
+
+def _line_helper(function: cst.FunctionDef, imports: dict[str, str]):
+    """(parameter names, defaults, [(local, expression), ...], returned expression, free names) of a helper whose body
+    is ``local = expression`` lines and a last ``return expression`` holding ``torch.autograd.grad`` (its locals read
+    any number of times: written out as lines, not folded into one expression); None otherwise."""
+    params = function.params
+    if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
+            or params.star_kwarg is not None or function.decorators \
+            or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    if any(p.default is not None and not _plain(p.default) for p in params.params):
+        return None
+    body = list(function.body.body)
+    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+        body = body[1:]
+    if not body or not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in body):
+        return None
+    *assigns, last = [s.body[0] for s in body]
+    if not isinstance(last, cst.Return) or last.value is None:
+        return None
+    names = tuple(p.name.value for p in params.params)
+    lines: list[tuple[str, cst.BaseExpression]] = []
+    for line in assigns:
+        if not isinstance(line, cst.Assign) or len(line.targets) != 1 \
+                or not isinstance(line.targets[0].target, cst.Name):
+            return None
+        local = line.targets[0].target.value
+        if local in names or any(local == bound for bound, _ in lines):
+            return None
+        lines.append((local, line.value))
+    reads = _Reads(imports)
+    for _, value in lines:
+        walk(value, reads)
+    walk(last.value, reads)
+    if reads.grads < 1 or reads.binds:
+        return None
+    defaults = {p.name.value: p.default for p in params.params if p.default is not None}
+    free = reads.names - set(names) - {local for local, _ in lines} - _BUILTINS
+    return names, defaults, lines, last.value, frozenset(free)
+
+
+class _HelperCalls(cst.CSTVisitor):
+    """The calls of a statement that are not inside a lambda, a comprehension or a nested function."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node):
+        self.found.append(node)
+
+    def visit_Lambda(self, node):
+        return False
+
+    def visit_ListComp(self, node):
+        return False
+
+    def visit_GeneratorExp(self, node):
+        return False
+
+    def visit_SetComp(self, node):
+        return False
+
+    def visit_DictComp(self, node):
+        return False
+
+    def visit_FunctionDef(self, node):
+        return False
+
+
+_SIMPLE = (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr, cst.Return)
+
+
+class _WriteLines(cst.CSTTransformer):
+    """A statement calling a helper of several lines (one call, plain arguments) becomes the helper's lines, each
+    local renamed (``u_tx`` -> ``u_tx_burgers_equation``) and each parameter read as its argument, then the statement
+    with the returned expression in place of the call: Python's own computation, in the same order, where the
+    training-loop rule follows each ``torch.autograd.grad`` in the caller's block. A helper of another module of the
+    project (``utils.burgers_equation(u, x)`` after ``import utils``) is written out where every name it reads
+    besides its parameters and locals is bound by the same import in the caller."""
+
+    def __init__(self, lines: dict, outside: dict, bindings: dict, seen: set[str]) -> None:
+        super().__init__()
+        self._lines = lines
+        self._outside = outside
+        self._bindings = bindings
+        self._seen = set(seen)
+        self._bound: list[set[str]] = []
+
+    def visit_FunctionDef(self, node):
+        self._bound.append(function_bindings(node))
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._bound.pop()
+        return updated_node
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return updated_node.with_changes(body=self._expanded(updated_node.body))
+
+    def leave_Module(self, original_node, updated_node):
+        return updated_node.with_changes(body=self._expanded(updated_node.body))
+
+    def _expanded(self, body) -> list:
+        out = []
+        for stmt in body:
+            out.extend(self._expand(stmt))
+        return out
+
+    def _helper_of(self, func):
+        if isinstance(func, cst.Name):
+            if any(func.value in bound for bound in self._bound):
+                return None
+            if func.value in self._lines:
+                return self._lines[func.value], None
+            kind, target = self._bindings.get(func.value, ("", ""))
+            if kind == "from":
+                module, _, name = target.rpartition(".")
+                found = self._outside.get((module, name))
+                return (found[:5], found[5]) if found is not None else None
+            return None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                and not any(func.value.value in bound for bound in self._bound):
+            kind, target = self._bindings.get(func.value.value, ("", ""))
+            if kind == "import":
+                found = self._outside.get((target, func.attr.value))
+                return (found[:5], found[5]) if found is not None else None
+        return None
+
+    def _expand(self, stmt) -> list:
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
+                or not isinstance(stmt.body[0], _SIMPLE):
+            return [stmt]
+        calls = _HelperCalls()
+        walk(stmt, calls)
+        sites = [(call, found) for call in calls.found if (found := self._helper_of(call.func)) is not None]
+        if len(sites) != 1:
+            return [stmt]
+        call, ((names, defaults, lines, value, free), their_bindings) = sites[0]
+        if any(name in bound for bound in self._bound for name in free):
+            return [stmt]  # a name the helper reads from its module is a local here: another value
+        if their_bindings is not None and any(
+                their_bindings.get(name) is None or self._bindings.get(name) != their_bindings.get(name)
+                for name in free):
+            return [stmt]  # a name the other module's helper reads is not imported alike here
+        values: dict[str, cst.BaseExpression] = {}
+        args = list(call.args)
+        for i, arg in enumerate(args):
+            if arg.star or not _plain(arg.value):
+                return [stmt]
+            if arg.keyword is None:
+                if i >= len(names) or any(a.keyword is not None for a in args[:i]):
+                    return [stmt]
+                name = names[i]
+            else:
+                name = arg.keyword.value
+            if name not in names or name in values:
+                return [stmt]
+            values[name] = arg.value.with_changes(lpar=[], rpar=[]) if hasattr(arg.value, "lpar") else arg.value
+        for name in names:
+            if name not in values:
+                if name not in defaults:
+                    return [stmt]
+                values[name] = defaults[name]
+        helper = code_of_func(call.func)
+        for local, _ in lines:
+            fresh = f"{local}_{helper}"
+            n = 2
+            while fresh in self._seen:
+                fresh, n = f"{local}_{helper}_{n}", n + 1
+            self._seen.add(fresh)
+            values[local] = cst.Name(fresh)
+        written = []
+        for local, expr in lines:
+            written.append(cst.SimpleStatementLine(body=[cst.Assign(
+                targets=[cst.AssignTarget(target=values[local].deep_clone())],
+                value=expr.visit(_Substitute(values)))]))
+        result = value.visit(_Substitute(values))
+        if hasattr(result, "lpar") and not isinstance(result, (cst.Name, cst.Call, cst.Attribute, cst.Subscript)):
+            result = result.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        if written:
+            written[0] = written[0].with_changes(leading_lines=stmt.leading_lines)
+            stmt = stmt.with_changes(leading_lines=[])
+        return [*written, stmt.deep_replace(call, result)]
+
+
+def code_of_func(func) -> str:
+    """The helper's own name (``utils.burgers_equation`` -> ``burgers_equation``)."""
+    return func.attr.value if isinstance(func, cst.Attribute) else func.value
+
+
+class _IntoBranches(cst.CSTTransformer):
+    """``u = net(x)`` right before an ``if`` whose branches take ``torch.autograd.grad(u, x, ...)`` (kimy-de/pinns:
+    ``u_hat_f = pinn(variables_f)``, then ``if args.eq == 'bg': loss_f = ...burgers_equation(u_hat_f, variables_f)``)
+    is moved into every branch of the ``if`` (an ``else`` added when it has none): it runs once on every path, where
+    it ran, and the training-loop rule finds the statement computing the gradient's outputs from its inputs in the
+    gradient's own block (across blocks it flagged MP105 "does not depend on ... in this block")."""
+
+    def __init__(self, imports: dict[str, str]) -> None:
+        super().__init__()
+        self._imports = imports
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return updated_node.with_changes(body=self._moved(list(updated_node.body)))
+
+    def leave_Module(self, original_node, updated_node):
+        return updated_node.with_changes(body=self._moved(list(updated_node.body)))
+
+    def _moved(self, body: list) -> list:
+        out: list = []
+        for stmt in body:
+            before = out[-1] if out else None
+            if isinstance(stmt, cst.If) and isinstance(before, cst.SimpleStatementLine) and len(before.body) == 1 \
+                    and isinstance(before.body[0], cst.Assign) and len(before.body[0].targets) == 1 \
+                    and isinstance(before.body[0].targets[0].target, cst.Name):
+                name = before.body[0].targets[0].target.value
+                reads = _Names.of(before.body[0].value)
+                if name not in reads and not self._test_reads(stmt, name) and self._takes_grad(stmt, name, reads):
+                    out[-1] = self._into(stmt, before)
+                    continue
+            out.append(stmt)
+        return out
+
+    def _test_reads(self, node, name: str) -> bool:
+        while isinstance(node, cst.If):
+            if name in _Names.of(node.test):
+                return True
+            node = node.orelse
+        return False
+
+    def _takes_grad(self, node: cst.If, name: str, reads: set[str]) -> bool:
+        """Does a branch take torch.autograd.grad of ``name`` with respect to a name the assignment reads?"""
+        calls = _AllCalls()
+        walk(node, calls)
+        for call in calls.found:
+            if _resolved(call.func, self._imports) != _GRAD:
+                continue
+            args = {a.keyword.value if a.keyword else ("outputs", "inputs")[i] if i < 2 else "?": a.value
+                    for i, a in enumerate(call.args)}
+            outputs, inputs = args.get("outputs"), args.get("inputs")
+            if isinstance(outputs, cst.Name) and outputs.value == name and isinstance(inputs, cst.Name) \
+                    and inputs.value in reads:
+                return True
+        return False
+
+    def _into(self, node, stmt):
+        """The ``if`` with ``stmt`` first in each branch, and an ``else`` holding it where the chain has none."""
+        if isinstance(node, cst.If):
+            body = node.body
+            orelse = node.orelse
+            return node.with_changes(
+                body=body.with_changes(body=[stmt.deep_clone(), *body.body]),
+                orelse=self._into(orelse, stmt) if orelse is not None else cst.Else(
+                    body=cst.IndentedBlock(body=[stmt.deep_clone()])))
+        return node.with_changes(body=node.body.with_changes(body=[stmt.deep_clone(), *node.body.body]))
+
+
+class _AllCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node):
+        self.found.append(node)

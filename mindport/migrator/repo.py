@@ -35,6 +35,7 @@ from mindport.migrator.project import function_classes_from_bases, list_names, l
     parse_files, return_kinds, star_bindings, float64_free, conv1d_settings_unread, tensor_free_files
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
+from mindport.migrator.grad_helpers import module_grad_helpers
 from mindport.migrator.tree import (
     CACHE_NAME,
     TreeEntry,
@@ -249,6 +250,20 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                        "conv1d_settings_unread": settings_unread, "argument_writers": writers}
 
         siblings = sibling_modules(python_files) if not single else {}
+        # helpers of several lines holding torch.autograd.grad, by module: written out where other modules call them
+        helper_defs = [] if single else [(rel, *found) for rel in python_files
+                                          for found in module_grad_helpers(_text(src / rel))]
+
+        def helpers_for(rel: str) -> tuple:
+            folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+            out = []
+            for hrel, name, source, bindings in helper_defs:
+                if hrel == rel:
+                    continue
+                hfolder, stem = (hrel.rsplit("/", 1) if "/" in hrel else ("", hrel))
+                keys = {hrel[:-3].replace("/", ".")} | ({stem[:-3]} if hfolder == folder else set())
+                out.extend((key, name, source, bindings) for key in sorted(keys))
+            return tuple(out)
 
         def for_file(rel: str, opts: dict) -> dict:  # a file's options: the torch names its star imports bring,
             # the sites a recorded run saw only floating inputs at, and the modules next to it (a script's imports)
@@ -262,6 +277,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             decided = facts.decided_sites(rel) if facts is not None else ()
             opts = {**opts, "decided_sites": decided} if decided else opts
             opts = {**opts, "tensor_free": True} if rel in tensor_free else opts
+            helpers = helpers_for(rel)
+            opts = {**opts, "grad_helpers": helpers} if helpers else opts
             return {**opts, "star_bindings": stars[rel]} if rel in stars else opts
 
         for result in workers.map([(rel, path, "python", for_file(rel, speculative), settings)
@@ -281,7 +298,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         calls_object = _calls_any(objects, functions)
         fingerprint = _tables_fingerprint(mappings) + json.dumps(
             {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True) + (
-            json.dumps(sorted(tensor_free))) + (
+            json.dumps(sorted(tensor_free))) + json.dumps(helper_defs) + (
             json.dumps(facts.to_json(), sort_keys=True) if facts is not None else "")
         cache = old_cache if old_cache and cache_json.get("fingerprint") == fingerprint else {}
         jobs_list = []
@@ -494,3 +511,11 @@ def _write_one(file_report: FileReport, entry: TreeEntry, output: bytes | None, 
                                                   entry.rel, 1, 1, "check the output folder and run again"))
         return False
     return True
+
+
+def _text(path) -> str:
+    """A Python file's text (empty when it cannot be read)."""
+    try:
+        return read_regular(path).decode("utf-8", "replace")
+    except OSError:
+        return ""

@@ -7,7 +7,7 @@ import libcst as cst
 from mindport.migrator.native_facts import own_nodes
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.syntax import NO_SPACE_EQUAL, compact_source, head_name, method
-from mindport.migrator.walk import parse_expression, parse_statement
+from mindport.migrator.walk import parse_expression, parse_statement, walk
 
 # torch.nn.init.<fn> -> (MindSpore initializer class, [(torch arg, MindSpore arg, default source)], fixed kwargs)
 _INITS: dict[str, tuple[str, list[tuple[str, str, str | None]]]] = {
@@ -87,6 +87,14 @@ class InitTransform(Rule):
         self._data_receivers: set[int] = set()  # p.data given to an nn.init function: filled as p (leave_Attribute)
         self._plain_members: list[set[str]] = [set()]  # per function: self.X last assigned a fresh tensor (not a
         # Parameter): ``self.w = torch.randn(m, d)`` then ``nn.Parameter(nn.init.orthogonal_(self.w))``
+        self._reparametrizes = False  # the file calls weight_norm/spectral_norm somewhere (visit_Module)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """Does the file reparametrize a layer anywhere (``nn.utils.weight_norm(nn.Linear(a, b), dim=0)`` inside a
+        list, not only ``self.conv = weight_norm(self.conv)``): a layer reached through an argument may then be one."""
+        calls = _Calls()
+        walk(node, calls)
+        self._reparametrizes = any(self.scope.resolve_torch(call.func) in _REPARAMETRIZE for call in calls.found)
 
     def visit_Call(self, node: cst.Call) -> None:
         """``nn.init.<fn>_(p.data, ...)``: its ``p.data`` becomes ``p`` (leave_Attribute), for the native rewrite and
@@ -408,6 +416,10 @@ class InitTransform(Rule):
         if not _parameter_reference(tensor, self.scope) or compact_source(tensor) in self._plain_members[-1]:
             return updated_node  # a fresh tensor (nn.init.orthogonal_(torch.randn(d, d)), or a member last given
             # one: self.w = torch.randn(m, d)): the table's runtime init
+        if self._reparametrizes and isinstance(tensor, cst.Attribute) and head_name(tensor) in self._arguments[-1]:
+            return updated_node  # ``m.weight`` of a layer handed to ``model.apply(weights_init)`` in a file that
+            # weight-norms some of its layers (kimy-de/pinns): a Parameter or a weight-normed layer's computed Tensor,
+            # known at run time; the table's runtime init fills either (``set_data`` failed on the Tensor)
         if isinstance(tensor, cst.Attribute) and ((compact_source(tensor.value), tensor.attr.value) in self._computed
                                                   or (compact_source(tensor.value), None) in self._computed):
             return updated_node  # a weight-normed layer's computed weight (a Tensor): the table's runtime init fills
@@ -490,6 +502,17 @@ def _parameter_reference(expr: cst.BaseExpression, scope) -> bool:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
     return isinstance(expr, cst.Name)
+
+
+class _Calls(cst.CSTVisitor):
+    """Every call of a tree, nested functions and classes included."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[cst.Call] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.found.append(node)
 
 
 # torch's reparametrizations that make a layer's member a computed tensor
