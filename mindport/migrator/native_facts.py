@@ -2212,11 +2212,63 @@ class UnmaskedFacts:
             if len(call.args) != 2 or len(value) != 1 or not self._finite_fill(value[0]):
                 mutated.add(name)  # x.masked_fill_(mask, float('-inf')), or a fill not known finite
 
-    def unmasked(self, expr, seen: frozenset[str] = frozenset()) -> bool:
-        """No row of all -inf can reach ``expr``."""
+    def unmasked(self, expr, seen: frozenset[str] = frozenset(), dim: "int | None" = None) -> bool:
+        """No row of all -inf can reach ``expr`` (a softmax's input; ``dim``: the softmax's, a literal int, when
+        known)."""
         if self._nonfinite:
             return False
-        return self._value(expr, seen)
+        return self._row_shifted(expr, dim) or self._value(expr, seen)
+
+    def _row_shifted(self, expr, dim: "int | None") -> bool:
+        """``s - s.amax(dim=d, keepdim=True)`` over the softmax's ``dim`` (``.detach()``-ed or not; ``torch.amax``,
+        ``s.max(d, keepdim=True).values`` / ``[0]``), given as the input or as the plain binding of the name read there
+        that dominates the read (:meth:`_Order.dominating_binding`; a name never updated in place): each row along
+        ``dim`` holds a 0 at its maximum where that is finite, NaN throughout where the row was all -inf, so no row is
+        all -inf whatever ``s`` holds. Not followed through moves (a transpose makes columns rows)."""
+        if dim is None or self._order is None:
+            return False
+        if isinstance(expr, cst.Name):
+            if expr.value in self._mutated:
+                return False
+            found = self._order.dominating_binding(expr.value, expr)
+            if found is None:
+                return False
+            expr = found[1]
+        return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract) \
+            and isinstance(expr.left, cst.Name) and self._row_max(expr.right, expr.left.value, dim)
+
+    def _row_max(self, expr, name: str, dim: int) -> bool:
+        """``name.amax(dim=dim, keepdim=True)``, ``torch.amax(name, dim, keepdim=True)``, ``name.max(dim,
+        keepdim=True).values`` / ``[0]`` (``torch.max`` alike), each maybe ``.detach()``-ed: the maximum of each row
+        of ``name`` along ``dim``, kept as an axis of 1."""
+        while isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value == "detach" and self._resolve(expr.func) is None:
+            expr = expr.func.value
+        kinds = ("amax",)
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "values":
+            expr, kinds = expr.value, ("max",)
+        elif isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index) \
+                and isinstance(expr.slice[0].slice.value, cst.Integer) and expr.slice[0].slice.value.value == "0":
+            expr, kinds = expr.value, ("max",)
+        if not isinstance(expr, cst.Call) or any(a.star for a in expr.args):
+            return False
+        func, args = expr.func, list(expr.args)
+        qual = self._resolve(func)
+        if qual is None and isinstance(func, cst.Attribute) and func.attr.value in kinds:
+            receiver = func.value
+        elif qual in {f"torch.{k}" for k in kinds} and args and args[0].keyword is None:
+            receiver, args = args[0].value, args[1:]
+        else:
+            return False
+        if not (isinstance(receiver, cst.Name) and receiver.value == name):
+            return False
+        plain = [a.value for a in args if a.keyword is None]
+        named = {a.keyword.value: a.value for a in args if a.keyword is not None}
+        if len(plain) > 2 or set(named) - {"dim", "keepdim"} or len(plain) + len(named) != 2:
+            return False
+        given_dim = plain[0] if plain else named.get("dim")
+        keep = plain[1] if len(plain) > 1 else named.get("keepdim")
+        return _literal_int(given_dim) == dim and isinstance(keep, cst.Name) and keep.value == "True"
 
     def _value(self, expr, seen) -> bool:
         if isinstance(expr, (cst.Integer, cst.Float)):
@@ -5456,6 +5508,16 @@ _ELEMENTWISE_FUNCTIONS = frozenset({"torch.rsqrt", "torch.sqrt", "torch.exp", "t
 _ELEMENTWISE_METHODS = frozenset({"rsqrt", "sqrt", "exp", "log", "reciprocal", "abs", "square", "neg"})
 # methods (no argument) whose result has the receiver's shape
 _SHAPE_KEEPING = frozenset({"abs", "square", "neg", "float", "double", "half", "detach", "clone", "contiguous"})
+
+
+def _literal_int(expr) -> "int | None":
+    """The value of an int literal (``-1``, ``2``), else None."""
+    negative = isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus)
+    if negative:
+        expr = expr.expression
+    if not isinstance(expr, cst.Integer):
+        return None
+    return -int(expr.evaluated_value) if negative else int(expr.evaluated_value)
 
 
 def _number_literal(expr) -> bool:

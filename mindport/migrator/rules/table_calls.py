@@ -1517,7 +1517,9 @@ class TableCallTransform(Rule):
                     and self._file_facts is not None and cls.name.value not in self._file_facts.subclassed else {}  # a subclass may override one
                 facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers,
                                                                            self.scope.resolve, causal, methods)
-            if not facts.unmasked(input_node) and not (call is not None
+            axis = mapped["dim"].literal(default=None)
+            axis = axis if isinstance(axis, int) and not isinstance(axis, bool) else None
+            if not facts.unmasked(input_node, dim=axis) and not (call is not None
                                                        and self._observed_decision(call, f"unmasked:{api}")):
                 return target
         return _native_reduction(native, mapped)
