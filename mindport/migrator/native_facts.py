@@ -2113,6 +2113,40 @@ _FINITE_CONSTANT_METHODS = frozenset({"new_zeros", "new_ones"})
 _ROW_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 
 
+def module_functions(module: "cst.Module | None") -> dict[str, cst.FunctionDef]:
+    """The file's module-level plain functions (``def name(...)``, no decorator, not async), by name, whose name the
+    file binds nowhere else (no other def, class, import or assignment of it, in any scope): what ``name(...)`` runs
+    wherever the calling function binds no local of that name."""
+    if module is None:
+        return {}
+    cached = _MODULE_FUNCTIONS.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    counts: dict[str, int] = {}
+    for node in all_nodes(module, (cst.FunctionDef, cst.ClassDef)):
+        counts[node.name.value] = counts.get(node.name.value, 0) + 1
+    for node in all_nodes(module, cst.ImportAlias):
+        bound = node.asname.name if node.asname is not None else node.name
+        if isinstance(bound, cst.Name):
+            counts[bound.value] = counts.get(bound.value, 0) + 2
+    for node in all_nodes(module, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor,
+                                   cst.AsName, cst.NamedExpr, cst.Global, cst.Nonlocal)):
+        target = node.names if isinstance(node, (cst.Global, cst.Nonlocal)) else (
+            node.name if isinstance(node, cst.AsName) else node.target)
+        names = [n.name for n in target] if isinstance(node, (cst.Global, cst.Nonlocal)) else target_name_nodes(target)
+        for name in names:
+            counts[name.value] = counts.get(name.value, 0) + 2
+    found = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef) and not s.decorators
+             and s.asynchronous is None and counts.get(s.name.value) == 1}
+    if len(_MODULE_FUNCTIONS) > 64:
+        _MODULE_FUNCTIONS.clear()
+    _MODULE_FUNCTIONS[id(module)] = (module, found)
+    return found
+
+
+_MODULE_FUNCTIONS: dict[int, tuple] = {}
+
+
 def own_methods(cls: "cst.ClassDef | None") -> dict[str, cst.FunctionDef]:
     """The class's own plain methods (``def name(self, ...)``, no decorator), by name, that no code of the class
     assigns as ``self.<name>`` (an instance attribute would shadow the method): what ``self.name(...)`` runs in an
@@ -2145,9 +2179,11 @@ class UnmaskedFacts:
 
     def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
                  resolve_any: "Resolve | None" = None, causal: "dict[str, str] | None" = None,
-                 methods: "dict[str, cst.FunctionDef] | None" = None, visiting: frozenset[str] = frozenset()):
+                 methods: "dict[str, cst.FunctionDef] | None" = None, visiting: frozenset[str] = frozenset(),
+                 functions: "dict[str, cst.FunctionDef] | None" = None):
         self._resolve = resolve
         self._methods = methods or {}
+        self._functions = functions or {}  # the file's module-level functions (module_functions)
         self._visiting = visiting  # own methods being followed (a recursive method is not followed again)
         self._resolve_any = resolve_any or resolve  # any import's qualified name (einops.rearrange)
         self._layers = layer_calls
@@ -2367,6 +2403,9 @@ class UnmaskedFacts:
         args = [a for a in call.args if a.keyword is None and not a.star]
         if _self_attr(func) and func.attr.value not in self._layers and func.attr.value in self._methods:
             return self._own_method(call, seen)
+        if isinstance(func, cst.Name) and func.value in self._functions and self._resolve(func) is None \
+                and func.value not in self._params and not self._order.bindings(func.value):
+            return self._own_function(call, seen)
         if _self_attr(func):
             calls = self._layers.get(func.attr.value, [])
             if calls and all(self._resolve(c.func) in _PASSING for c in calls):  # self.attn_drop(attn): its input's
@@ -2405,38 +2444,55 @@ class UnmaskedFacts:
         return False
 
     def _own_method(self, call: cst.Call, seen) -> bool:
-        """``self.apply_pos_bias(dots)``: every argument is a value with no row of all -inf, given positionally to a
-        plain parameter (no default, no ``*``), and every return of the method is one given that its parameters are
-        (a parameter counts as such while the method never updates it in place or unpacks into it, and every value
-        it is rebound to is one given the same: ``pos_score = padded[:, :, 1:].view_as(pos_score)``)."""
+        """``self.apply_pos_bias(dots)``: a call of an own method of the class (:meth:`_followed`, ``self`` aside)."""
         name = call.func.attr.value
         method = self._methods[name]
-        if name in self._visiting:
+        params = method.params.params
+        if not params or params[0].name.value != "self":
             return False
-        params = method.params
-        if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
-                or params.star_kwarg is not None or not params.params or params.params[0].name.value != "self" \
-                or any(p.default is not None for p in params.params):
+        return self._followed(call, method, name, params[1:], seen, self._layers, self._causal, self._methods)
+
+    def _own_function(self, call: cst.Call, seen) -> bool:
+        """``add_decomposed_rel_pos(attn, q, self.rel_pos_h, ...)``: a call of a module-level function of the file
+        (:func:`module_functions`; :meth:`_followed`, with no class layers, masks or methods of its own)."""
+        name = call.func.value
+        function = self._functions[name]
+        return self._followed(call, function, f"<function>{name}", function.params.params, seen, {}, {}, {})
+
+    def _followed(self, call: cst.Call, function: cst.FunctionDef, key: str, params, seen, layers, causal,
+                  methods) -> bool:
+        """Every return of the called function is a value with no row of all -inf given the parameters its call hands
+        such values (each argument given positionally to a plain parameter: no default, no ``*``): those are assumed
+        (a parameter counts as such while the function never updates it in place or unpacks into it, and every
+        value it is rebound to is one given the same: sooftware/attentions' ``pos_score = padded[:, :,
+        1:].view_as(pos_score)``); a parameter handed anything else stays a parameter of unknown rows, harmless where
+        it is only a product's operand (segment-anything's ``torch.einsum("bhwc,hkc->bhwk", r_q, Rh)`` of ``Rh =
+        get_rel_pos(q_h, k_h, rel_pos_h)``), read as the value it is not one. A function that writes ``inf``, or
+        one being followed already (recursion), is not one."""
+        if key in self._visiting:
             return False
-        names = [p.name.value for p in params.params[1:]]
+        signature = function.params
+        if signature.posonly_params or signature.kwonly_params or isinstance(signature.star_arg, cst.Param) \
+                or signature.star_kwarg is not None or any(p.default is not None for p in signature.params):
+            return False
+        names = [p.name.value for p in params]
         if len(call.args) != len(names) or any(a.star or a.keyword is not None for a in call.args):
             return False
-        if not all(self._value(a.value, seen) for a in call.args):
-            return False
-        inner = UnmaskedFacts(method, self._resolve, self._layers, self._resolve_any, self._causal, self._methods,
-                              self._visiting | {name})
+        given = [n for n, a in zip(names, call.args) if self._value(a.value, seen)]
+        inner = UnmaskedFacts(function, self._resolve, layers, self._resolve_any, causal, methods,
+                              self._visiting | {key}, self._functions)
         order = inner._order
-        if inner._nonfinite or any(n in inner._mutated or order.unpacked(n) for n in names):
+        if inner._nonfinite or any(n in inner._mutated or order.unpacked(n) for n in given):
             return False
-        for n in names:  # a parameter rebound (sooftware/attentions' pos_score = padded[:, :, 1:].view_as(pos_score))
+        for n in given:  # a parameter rebound (sooftware/attentions' pos_score = padded[:, :, 1:].view_as(pos_score))
             bindings = order.bindings(n)  # keeps the reading only when every value it takes is one given the others
             if any(v is None for v in bindings) \
-                    or not all(inner._value(v, frozenset(names)) for v in bindings):
+                    or not all(inner._value(v, frozenset(given)) for v in bindings):
                 return False
-        returns = own_nodes(method, cst.Return)
-        if not returns or own_nodes(method, cst.Yield) or any(r.value is None for r in returns):
+        returns = own_nodes(function, cst.Return)
+        if not returns or own_nodes(function, cst.Yield) or any(r.value is None for r in returns):
             return False
-        return all(inner._value(r.value, frozenset(names)) for r in returns)
+        return all(inner._value(r.value, frozenset(given)) for r in returns)
 
     # -- causal masks: every row keeps its diagonal, so no row is all -inf
     def _causal_fill_value(self, call: cst.Call):

@@ -37,6 +37,7 @@ from mindport.migrator.native_facts import (
     nonempty_last_extent,
     unaliased_local_update,
     caller_floats_of,
+    module_functions,
     real_file,
     sequence_locals,
     values_only,
@@ -1515,8 +1516,9 @@ class TableCallTransform(Rule):
                 cls = self._class_nodes[-1] if self._class_nodes else None
                 methods = own_methods(cls) if cls is not None \
                     and self._file_facts is not None and cls.name.value not in self._file_facts.subclassed else {}  # a subclass may override one
-                facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers,
-                                                                           self.scope.resolve, causal, methods)
+                facts = self._unmasked_facts[id(function)] = UnmaskedFacts(
+                    function, self.scope.resolve_torch, layers, self.scope.resolve, causal, methods,
+                    functions=module_functions(getattr(self, "_module", None)))
             axis = mapped["dim"].literal(default=None)
             axis = axis if isinstance(axis, int) and not isinstance(axis, bool) else None
             if not facts.unmasked(input_node, dim=axis) and not (call is not None
