@@ -2410,7 +2410,7 @@ class UnmaskedFacts:
             calls = self._layers.get(func.attr.value, [])
             if calls and all(self._resolve(c.func) in _PASSING for c in calls):  # self.attn_drop(attn): its input's
                 return len(call.args) == 1 and len(args) == 1 and self._value(args[0].value, seen)
-            return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS | _FRESH_LAYERS for c in calls)
+            return bool(calls) and all(self._fresh_layer(c) for c in calls)
         qual = self._resolve(func)
         if qual is not None:
             if qual in _PASSING and args:  # F.dropout(attn, p, training): its input's rows
@@ -2441,6 +2441,31 @@ class UnmaskedFacts:
             if method == "masked_fill" and len(call.args) == 2:
                 return self._value(func.value, seen) \
                     and (self._finite_fill(call.args[1].value) or id(call) in self._inf_fills)
+        return False
+
+    def _fresh_layer(self, build: cst.Call, depth: int = 0) -> bool:
+        """A layer whose output is taken as a layer's (``self.fc(x)``): a torch layer of :data:`_FRESH_LAYERS` (or
+        :data:`_FLOAT_LAYERS`), or an ``nn.Sequential`` of listed members, built directly or by a module-level factory
+        of the file (:func:`_factory_call` of :func:`module_functions`: CrossFormer's ``DynamicPositionBias(dim)``),
+        whose last member that does more than pass or move values (dropout, ``nn.Identity``, einops' ``Rearrange``)
+        is such a layer: the sequence's output is that member's, moved."""
+        qual = self._resolve(build.func)
+        if qual in _FLOAT_LAYERS | _FRESH_LAYERS:
+            return True
+        if qual is None and isinstance(build.func, cst.Name) and build.func.value in self._functions:
+            made = _factory_call(self._functions[build.func.value])
+            if made is None:
+                return False
+            build, qual = made, self._resolve(made.func)
+        if qual != "torch.nn.Sequential" or depth > 8 or any(a.star or a.keyword is not None for a in build.args):
+            return False
+        for member in reversed(build.args):
+            value = member.value
+            if not isinstance(value, cst.Call):
+                return False
+            if self._resolve(value.func) in _PASSING or self._resolve_any(value.func) == "einops.layers.torch.Rearrange":
+                continue
+            return self._fresh_layer(value, depth + 1)
         return False
 
     def _own_method(self, call: cst.Call, seen) -> bool:
