@@ -5583,6 +5583,8 @@ def _registers_other(stmt: cst.CSTNode, attr: str) -> bool:
 
 # binary operators that broadcast their operands elementwise (the result's shape is the broadcast of theirs)
 _BROADCASTING = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)
+# torch's functions of two tensors that broadcast them as those operators do (no keyword: rounding_mode, alpha, out)
+_BROADCASTING_FUNCTIONS = frozenset({"torch.add", "torch.sub", "torch.mul", "torch.div", "torch.true_divide"})
 # elementwise functions and methods a reduction's value may pass through on its way to the absorbing operation
 _ELEMENTWISE_FUNCTIONS = frozenset({"torch.rsqrt", "torch.sqrt", "torch.exp", "torch.log", "torch.reciprocal",
                                     "torch.abs", "torch.square", "torch.neg"})
@@ -5660,6 +5662,14 @@ def _absorbed_from(node, root: str, parents: dict[int, cst.CSTNode], resolve: Re
             node = parent
         elif isinstance(parent, cst.Arg):
             call = parents.get(id(parent))
+            if isinstance(call, cst.Call) and resolve(call.func) in _BROADCASTING_FUNCTIONS and len(call.args) == 2 \
+                    and not any(a.star or a.keyword is not None for a in call.args):
+                # torch.div(score, torch.sum(score, dim=-1).unsqueeze(dim=-1)): a broadcasting operation as `/` is
+                other = call.args[1].value if call.args[0] is parent else call.args[0].value
+                if _broadcasts_root(other, root):
+                    return True
+                node = call
+                continue
             if not isinstance(call, cst.Call) or len(call.args) != 1 or parent.keyword is not None or parent.star \
                     or resolve(call.func) not in _ELEMENTWISE_FUNCTIONS:
                 return False
@@ -5679,6 +5689,17 @@ def _absorbed_from(node, root: str, parents: dict[int, cst.CSTNode], resolve: Re
             return parent.targets[0].target.value
         else:
             return False
+
+
+def _unsqueezed(call: cst.Call, dim: int, parents: dict[int, cst.CSTNode]) -> "cst.Call | None":
+    """The call ``<call>.unsqueeze(dim)`` (or ``dim=dim``, a literal int equal to ``dim``), else None."""
+    attribute = parents.get(id(call))
+    outer = parents.get(id(attribute)) if isinstance(attribute, cst.Attribute) else None
+    if not (isinstance(outer, cst.Call) and outer.func is attribute and attribute.value is call
+            and attribute.attr.value == "unsqueeze" and len(outer.args) == 1 and not outer.args[0].star
+            and (outer.args[0].keyword is None or outer.args[0].keyword.value == "dim")):
+        return None
+    return outer if _literal_int(outer.args[0].value) == dim else None
 
 
 def _top_statement(node, function: cst.FunctionDef, parents: dict[int, cst.CSTNode]):
@@ -5706,7 +5727,8 @@ def _function_parents(function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
     return cached[1]
 
 
-def absorbed_reduction(call: cst.Call, reduced, function: "cst.FunctionDef | None", resolve: Resolve) -> bool:
+def absorbed_reduction(call: cst.Call, reduced, function: "cst.FunctionDef | None", resolve: Resolve,
+                       restored: "int | None" = None) -> bool:
     """A ``keepdim=True`` reduction (``x.mean(dim, keepdim=True)``) whose value over an empty extent nothing can read:
     the reduced tensor has the shape of a name ``x`` (``x``, ``x.pow(2)``, ``x * x``: :func:`_shaped_like`), and the
     value reaches a broadcasting binary operation with ``x`` itself through elementwise steps only, inline
@@ -5715,11 +5737,20 @@ def absorbed_reduction(call: cst.Call, reduced, function: "cst.FunctionDef | Non
     between (``mean = x.mean(1, keepdim=True)`` then ``(x - mean) / ...``, a channel LayerNorm). Where a reduced
     extent of ``x`` is 0, ``x`` has no element and neither has the broadcast (the reduction's axis is 1 there, x's
     0), so the reduction's value is never read: torch's NaN and MindSpore's uninitialised memory give the same empty
-    result, and MindSpore's own reduction serves (mindport.runtime.math.mean only replaces that value)."""
+    result, and MindSpore's own reduction serves (mindport.runtime.math.mean only replaces that value).
+
+    ``restored``: the reduction is over that one int dim without keepdim, and counts only where ``.unsqueeze`` of
+    that same dim puts the axis back at once (``torch.sum(score, dim=-1).unsqueeze(dim=-1)``: rank n - 1 gains it at
+    n + d for a negative d, so this is the keepdim=True reduction); the value is followed from the unsqueeze. A numpy
+    receiver never gets there (its reductions give arrays, which have no ``unsqueeze``)."""
     root = _shaped_like(reduced, resolve)
     if root is None or function is None or not isinstance(function.body, cst.IndentedBlock):
         return False
     parents = _function_parents(function)
+    if restored is not None:
+        call = _unsqueezed(call, restored, parents)
+        if call is None:
+            return False
     stmt = _top_statement(call, function, parents)
     if stmt is None or all_nodes(stmt, cst.NamedExpr):
         return False

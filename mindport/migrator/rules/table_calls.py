@@ -1536,14 +1536,20 @@ class TableCallTransform(Rule):
         native = NATIVE_ABSORBED.get(target)
         if native is None or input_node is None:
             return target
-        keep, dtype = mapped.get("keepdim"), mapped.get("dtype")
-        if keep is None or not keep.given or keep.source != "True" \
-                or (dtype is not None and dtype.given and dtype.source != "None"):
+        keep, dtype, dim = mapped.get("keepdim"), mapped.get("dtype"), mapped.get("dim")
+        if dtype is not None and dtype.given and dtype.source != "None":
             return target
+        restored = None  # x.sum(dim=-1).unsqueeze(dim=-1): the keepdim=True reduction (absorbed_reduction)
+        if keep is None or not keep.given or keep.source != "True":
+            if (keep is not None and keep.given and keep.source != "False") or dim is None or not dim.given:
+                return target
+            restored = dim.literal(default=None)
+            if not isinstance(restored, int) or isinstance(restored, bool):
+                return target
         if target in NATIVE_ABSORBED_REAL and not self._real_reduction(mapped, input_node):
             return target
         function = self._functions[-1] if self._functions else None
-        if not absorbed_reduction(call, input_node, function, self.scope.resolve_torch):
+        if not absorbed_reduction(call, input_node, function, self.scope.resolve_torch, restored):
             return target
         return _native_reduction(native, mapped)
 
@@ -3162,6 +3168,7 @@ NATIVE_NONEMPTY = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": 
 # the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, where
 # that value is never read (native_facts.absorbed_reduction)
 NATIVE_ABSORBED = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": "axis", "keepdim": "keep_dims"}),
+                   "mindport.runtime.math.sum": ("mindspore.ops.sum", {}),
                    "mindport.runtime.math.var": ("mindspore.ops.var", {"dim": "axis", "correction": "ddof",
                                                                        "keepdim": "keepdims"})}
 # of those, the ones whose runtime also serves complex and 0-d inputs: MindSpore's own only on a real input and an
