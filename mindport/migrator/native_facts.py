@@ -818,6 +818,7 @@ class _Order(cst.CSTVisitor):
         self._statement: list[int] = []
         self._stmt_of: dict[int, int] = {}
         self._bindings: dict[str, list] = {}
+        self._placed: dict[str, list] = {}  # name -> (position, value or None) of every binding, in source order
         # name -> (statement id, value) per binding; value None for one that is not ``name = value`` at the
         # method's top level (in a block, a loop, a with, a tuple target ...)
         self._binding_stmts: dict[str, list] = {}
@@ -881,12 +882,12 @@ class _Order(cst.CSTVisitor):
                     if not plain and len(node.targets) == 1 and _unpacking_target(t.target, name):
                         self._unpacked.setdefault(name.value, []).append(node.value)
                     value = node.value if plain else _unpacked_element(node, t.target, name)
-                    self._bind(name.value, value if len(self._statement) == 1 else None)
+                    self._bind(name.value, value if len(self._statement) == 1 else None, node.value if plain else None)
         elif isinstance(node, cst.AnnAssign):
             if isinstance(node.target, cst.Name):
                 self._store.add(id(node.target))
                 self._bindings.setdefault(node.target.value, []).append(node.value)
-                self._bind(node.target.value, node.value if len(self._statement) == 1 else None)
+                self._bind(node.target.value, node.value if len(self._statement) == 1 else None, node.value)
         elif isinstance(node, cst.AugAssign):
             # x += y: torch adds into x (a read of x, which keeps x's object: no new binding)
             if isinstance(node.target, cst.Name):
@@ -917,8 +918,10 @@ class _Order(cst.CSTVisitor):
         if isinstance(node, cst.Call) and self._current_stmt_target:
             self._stmt_target[id(node)] = self._current_stmt_target[-1]
 
-    def _bind(self, name: str, value) -> None:
+    def _bind(self, name: str, value, placed=None) -> None:
         self._binding_stmts.setdefault(name, []).append((self._statement[-1] if self._statement else -1, value))
+        self._placed.setdefault(name, []).append(
+            (self._pos.get(self._statement[-1], -1) if self._statement else -1, placed))
 
     # queries
     def reaching_binding(self, name: str, call: cst.Call):
@@ -947,6 +950,58 @@ class _Order(cst.CSTVisitor):
         if not before or before[-1][1] is None or before[-1][0] not in self._top:
             return None
         return before[-1]
+
+    def reaching_values(self, name: str, node):
+        """The values every binding of ``name`` that may reach the read ``node`` gives, where the read is in a
+        top-level statement S of the method (in a loop or branch of it too): the last plain top-level ``name =
+        value`` before S, and every binding after it up to the end of S (a branch's, a loop's: a superset of the
+        bindings that reach, each a plain assignment). With the statement's id: ``(S, values)``. None where a binding
+        there is not a plain assignment (a loop target, an unpacking, ``with ... as``, ``:=``), the name is
+        declared global or nonlocal, or no top-level binding comes before S."""
+        top = self._top_of(node)
+        if top is None or any(name in [n.name.value for n in g.names]
+                              for g in all_nodes(self._method, (cst.Global, cst.Nonlocal))):
+            return None
+        start, end = self._pos.get(top, -1), self._end_of(top)
+        before = [(s, v) for s, v in self._binding_stmts.get(name, [])
+                  if s in self._top and self._pos.get(s, -1) < start]
+        if not before or before[-1][1] is None:
+            return None
+        first = self._pos.get(before[-1][0], -1)
+        values = [before[-1][1]]
+        for position, value in self._placed.get(name, []):
+            if first < position <= end:
+                if value is None:
+                    return None
+                values.append(value)
+        return top, values
+
+    def _top_of(self, node) -> "int | None":
+        """The id of the top-level statement of the method that holds ``node``."""
+        if id(node) not in self._pos:
+            return None
+        for top in self._top_ids():
+            if self._pos.get(top, -1) <= self._pos.get(id(node), -1) <= self._end_of(top):
+                return top
+        return None
+
+    def _top_ids(self) -> list:
+        if not hasattr(self, "_tops"):
+            self._tops = [id(s) for s in self._method.body.body] if isinstance(self._method.body, cst.IndentedBlock) \
+                else []
+            self._ends = {}
+            body = self._method.body.body if isinstance(self._method.body, cst.IndentedBlock) else []
+            for stmt in body:
+                last = id(stmt)
+                for inner in all_nodes(stmt, cst.CSTNode):
+                    if id(inner) in self._pos and self._pos[id(inner)] > self._pos.get(last, -1):
+                        last = id(inner)
+                self._ends[id(stmt)] = self._pos.get(last, -1)
+        return self._tops
+
+    def _end_of(self, top: int) -> int:
+        self._top_ids()
+        return self._ends.get(top, -1)
 
     def statement_position(self, stmt: int) -> int:
         return self._pos.get(stmt, -1)
@@ -1991,7 +2046,26 @@ class FlowFloats(FloatFacts):
             reaching = self._order.reaching_binding(expr.value, expr) or self._order.dominating_binding(expr.value, expr)
             if reaching is not None and reaching[1] is not None and not isinstance(reaching[1], MUTABLE_DISPLAYS):
                 return super().is_float(reaching[1], seen)
+            if self._reaching_float(expr, seen):
+                return True
         return super().is_float(expr, seen)
+
+    def _reaching_float(self, name: cst.Name, seen: frozenset[str]) -> bool:
+        """A read in a loop or branch of a top-level statement: floating when every value that may reach it is
+        (:meth:`_Order.reaching_values`: the last top-level binding before the statement and every binding from there
+        to the statement's end; DDPM's ``x = torch.cat((x, h.pop()), dim=1)`` in its up-sampling loop, after ``x =
+        self.mid_block2(x, t)``). A read of the name inside those values whose reaching values are the same ones (the
+        loop's own bindings) is taken as floating while they are checked: each of them runs after the first, a
+        floating value, or after another of them."""
+        found = self._order.reaching_values(name.value, name)
+        if found is None:
+            return False
+        key = f"\0{name.value}@{found[0]}"
+        if key in seen:
+            return True
+        values = found[1]
+        return not any(isinstance(v, MUTABLE_DISPLAYS) for v in values) \
+            and all(self.is_float(v, seen | {key}) for v in values)
 
 
 # ------------------------------------------------------------------------------------------- bool tensors
