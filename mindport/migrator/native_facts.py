@@ -337,7 +337,8 @@ def _rebound_first(method: cst.FunctionDef, var: str, call: cst.Call) -> bool:
 
 def class_float_layers(cls: cst.ClassDef, changed: frozenset[str] = frozenset()) -> dict[str, list[cst.Call]]:
     """self.NAME -> every value any method of the class assigns to it, for the dtype facts: a call, or both calls
-    of ``A(...) if c else B(...)``; no entry for a name that is also assigned anything else (``self.fc = None``) or
+    of ``A(...) if c else B(...)``, ``None`` aside (:func:`_branch_calls`; a name only ever assigned ``None`` has no
+    entry); no entry for a name that is also assigned anything else (``self.fc = 0``, ``self.fc = fn``) or
     that the file may change otherwise (``changed``: FileFacts' appended, named and foreign attributes, a
     ModuleList given other members)."""
     methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
@@ -360,7 +361,7 @@ def class_float_layers(cls: cst.ClassDef, changed: frozenset[str] = frozenset())
         for node in own_nodes(method, cst.AugAssign) + own_nodes(method, cst.AnnAssign):
             if _self_attr(node.target):
                 other.add(node.target.attr.value)
-    return {name: calls for name, calls in values.items() if name not in other and name not in changed}
+    return {name: calls for name, calls in values.items() if calls and name not in other and name not in changed}
 
 
 def _spread_list(call: cst.Call, method: cst.FunctionDef) -> cst.Call:
@@ -413,12 +414,17 @@ def _appended_tail(call: cst.Call, method: cst.FunctionDef, name: str) -> cst.Ca
 
 
 def _branch_calls(value) -> "list[cst.Call] | None":
-    """The calls of ``A(...) if c else B(...)`` (nested too); None when a branch is anything else."""
+    """The calls of ``A(...) if c else B(...)`` (nested too); none for ``None`` (``self.gate = None``, ``nn.Linear(d,
+    h) if gate else None``: the facts read such an attribute only as a call of it, an attribute of it, an iteration
+    of it or a torch operation's operand, and torch raises on ``None`` at each, so a read that runs reads one of the
+    calls); None when a branch is anything else."""
     if isinstance(value, cst.Call):
         return [value]
     if isinstance(value, cst.IfExp):
         body, orelse = _branch_calls(value.body), _branch_calls(value.orelse)
         return None if body is None or orelse is None else body + orelse
+    if isinstance(value, cst.Name) and value.value == "None":
+        return []
     return None
 
 
