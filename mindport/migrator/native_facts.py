@@ -6387,6 +6387,27 @@ def _checked_non_negative(test) -> set[str]:
     return set()
 
 
+def _checked_differences(test) -> set[tuple[str, "str | int"]]:
+    """The differences ``a - b`` a test proves non-negative when it holds: ``a > b``, ``a >= b``, ``b < a``, ``b <=
+    a`` (``a`` a name, ``b`` a name or an integer literal), joined by ``and``."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _checked_differences(test.left) | _checked_differences(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return set()
+    left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+        left, right = right, left
+    elif not isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+        return set()
+    if not isinstance(left, cst.Name):
+        return set()
+    if isinstance(right, cst.Name):
+        return {(left.value, right.value)}
+    if isinstance(right, cst.Integer):
+        return {(left.value, int(right.value, 0))}
+    return set()
+
+
 class NonNegativeFacts(_FunctionFacts):
     """Is an expression (a padding amount, or a tuple/list display of them) a non-negative number by construction?
     Read from the code of one function: an integer literal (``-1`` is a unary minus: not one); a size (``len(x)``,
@@ -6431,10 +6452,14 @@ class NonNegativeFacts(_FunctionFacts):
                 if isinstance(small, cst.Assert):
                     for name in _checked_non_negative(small.test):
                         self._asserted.setdefault(name, index)
+        self._difference_guards: list[tuple[set[int], set]] = []  # the body of an ``if a > b:``: a - b >= 0
         for node in own_nodes(function, cst.If):
             names = _checked_non_negative(node.test)
             if names:
                 self._guards.append(({id(n) for n in all_nodes(node.body, cst.CSTNode)}, names))
+            differences = _checked_differences(node.test)
+            if differences:
+                self._difference_guards.append(({id(n) for n in all_nodes(node.body, cst.CSTNode)}, differences))
 
     def _unpack(self, node: cst.Assign) -> None:
         """Also ``M, N = x.shape`` / ``x.size()`` / ``x.shape[-2:]``: each name one of the sizes (the sequence's
@@ -6463,6 +6488,8 @@ class NonNegativeFacts(_FunctionFacts):
             if isinstance(expr.operator, cst.Modulo):
                 right = expr.right
                 return isinstance(right, cst.Integer) and int(right.value, 0) > 0
+            if isinstance(expr.operator, cst.Subtract):
+                return self._checked_difference(expr)
             return False
         if isinstance(expr, cst.Subscript):  # pad[0], pad[2:], x.shape[-2:] of a non-negative sequence
             return len(expr.slice) == 1 and self.non_negative(expr.value, seen) and not _is_size(expr.value)
@@ -6510,6 +6537,35 @@ class NonNegativeFacts(_FunctionFacts):
             return True
         return any(name in names and id(read) in body and (single[1] is None or id(single[1]) not in body)
                    for body, names in self._guards)
+
+    def _checked_difference(self, expr: cst.BinaryOperation) -> bool:
+        """``a - b`` read in the body of an ``if a > b:`` (:func:`_checked_differences`; x-transformers' ``if j > i:
+        eye = F.pad(eye, (j - i, 0), value = 1.)``), ``a`` and ``b`` (unless a literal) each assigned once outside
+        the body (:meth:`_assigned_once_outside`), neither declared global/nonlocal nor changed by an augmented
+        assignment: the test held on the values the difference reads."""
+        left, right = expr.left, expr.right
+        if not isinstance(left, cst.Name) or not isinstance(right, (cst.Name, cst.Integer)):
+            return False
+        key = (left.value, right.value if isinstance(right, cst.Name) else int(right.value, 0))
+        names = [n.value for n in (left, right) if isinstance(n, cst.Name)]
+        if any(n in self._changed for n in names) or self._order is None:
+            return False
+        return any(key in pairs and id(expr) in body and all(self._assigned_once_outside(n, body) for n in names)
+                   for body, pairs in self._difference_guards)
+
+    def _assigned_once_outside(self, name: str, body: set[int]) -> bool:
+        """``name`` is a parameter never rebound, or bound by one assignment (``i, j, device = *sim.shape[-2:],
+        sim.device`` too) outside ``body``: not a loop target, a ``with``/``except`` name or a ``:=``."""
+        parents = _function_parents(self._function)
+        stores = [n for n in all_nodes(self._function, cst.Name) if n.value == name and id(n) in self._order._store]
+        if name in self._params:
+            return not stores
+        if len(stores) != 1 or id(stores[0]) in body:
+            return False
+        node = parents.get(id(stores[0]))
+        while isinstance(node, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            node = parents.get(id(node))
+        return isinstance(node, cst.AssignTarget)
 
     def _unpacked_checked(self, name: str, read) -> bool:
         """A sequence bound once, unpacked into names each checked non-negative before ``read`` (``l, r = paddings``
