@@ -42,6 +42,12 @@ against a *_like of the input, softmax inputs of zeros, cats, matrix-product ope
 parameters, float facts for softmax/gelu-like functions and layers and for matrix products; from abe8763c, where main
 measured 1426/16521 and 1353/16491): code-only 1426/16521 = 8.6 % -> 1350/16530 = 8.2 %, 13/60 -> 13/60; ``--facts``
 1353/16491 = 8.2 % -> 1276/16500 = 7.7 %, 23/60 -> 23/60.
+On native42 (softmax inputs shifted by their own row maximum, of module-level functions of the file and of
+nn.Sequential layers ending in a layer; sums absorbed by a broadcast with the reduced name, through ``.unsqueeze`` of the
+reduced dim and ``torch.div``; float facts through every value reaching a read in a loop or branch, and through
+attributes also assigned ``None``; unread class names dropped; ``a - b`` paddings under ``if a > b``; from 581da37e):
+code-only 1350/16530 = 8.2 % -> 1320/16527 = 8.0 %, 13/60 -> 13/60; ``--facts`` 1276/16500 = 7.7 % -> 1250/16497 =
+7.6 %, 23/60 -> 23/60.
 """
 from __future__ import annotations
 

@@ -337,7 +337,8 @@ def _rebound_first(method: cst.FunctionDef, var: str, call: cst.Call) -> bool:
 
 def class_float_layers(cls: cst.ClassDef, changed: frozenset[str] = frozenset()) -> dict[str, list[cst.Call]]:
     """self.NAME -> every value any method of the class assigns to it, for the dtype facts: a call, or both calls
-    of ``A(...) if c else B(...)``; no entry for a name that is also assigned anything else (``self.fc = None``) or
+    of ``A(...) if c else B(...)``, ``None`` aside (:func:`_branch_calls`; a name only ever assigned ``None`` has no
+    entry); no entry for a name that is also assigned anything else (``self.fc = 0``, ``self.fc = fn``) or
     that the file may change otherwise (``changed``: FileFacts' appended, named and foreign attributes, a
     ModuleList given other members)."""
     methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
@@ -360,7 +361,7 @@ def class_float_layers(cls: cst.ClassDef, changed: frozenset[str] = frozenset())
         for node in own_nodes(method, cst.AugAssign) + own_nodes(method, cst.AnnAssign):
             if _self_attr(node.target):
                 other.add(node.target.attr.value)
-    return {name: calls for name, calls in values.items() if name not in other and name not in changed}
+    return {name: calls for name, calls in values.items() if calls and name not in other and name not in changed}
 
 
 def _spread_list(call: cst.Call, method: cst.FunctionDef) -> cst.Call:
@@ -413,12 +414,17 @@ def _appended_tail(call: cst.Call, method: cst.FunctionDef, name: str) -> cst.Ca
 
 
 def _branch_calls(value) -> "list[cst.Call] | None":
-    """The calls of ``A(...) if c else B(...)`` (nested too); None when a branch is anything else."""
+    """The calls of ``A(...) if c else B(...)`` (nested too); none for ``None`` (``self.gate = None``, ``nn.Linear(d,
+    h) if gate else None``: the facts read such an attribute only as a call of it, an attribute of it, an iteration
+    of it or a torch operation's operand, and torch raises on ``None`` at each, so a read that runs reads one of the
+    calls); None when a branch is anything else."""
     if isinstance(value, cst.Call):
         return [value]
     if isinstance(value, cst.IfExp):
         body, orelse = _branch_calls(value.body), _branch_calls(value.orelse)
         return None if body is None or orelse is None else body + orelse
+    if isinstance(value, cst.Name) and value.value == "None":
+        return []
     return None
 
 
@@ -818,6 +824,7 @@ class _Order(cst.CSTVisitor):
         self._statement: list[int] = []
         self._stmt_of: dict[int, int] = {}
         self._bindings: dict[str, list] = {}
+        self._placed: dict[str, list] = {}  # name -> (position, value or None) of every binding, in source order
         # name -> (statement id, value) per binding; value None for one that is not ``name = value`` at the
         # method's top level (in a block, a loop, a with, a tuple target ...)
         self._binding_stmts: dict[str, list] = {}
@@ -881,12 +888,12 @@ class _Order(cst.CSTVisitor):
                     if not plain and len(node.targets) == 1 and _unpacking_target(t.target, name):
                         self._unpacked.setdefault(name.value, []).append(node.value)
                     value = node.value if plain else _unpacked_element(node, t.target, name)
-                    self._bind(name.value, value if len(self._statement) == 1 else None)
+                    self._bind(name.value, value if len(self._statement) == 1 else None, node.value if plain else None)
         elif isinstance(node, cst.AnnAssign):
             if isinstance(node.target, cst.Name):
                 self._store.add(id(node.target))
                 self._bindings.setdefault(node.target.value, []).append(node.value)
-                self._bind(node.target.value, node.value if len(self._statement) == 1 else None)
+                self._bind(node.target.value, node.value if len(self._statement) == 1 else None, node.value)
         elif isinstance(node, cst.AugAssign):
             # x += y: torch adds into x (a read of x, which keeps x's object: no new binding)
             if isinstance(node.target, cst.Name):
@@ -917,8 +924,10 @@ class _Order(cst.CSTVisitor):
         if isinstance(node, cst.Call) and self._current_stmt_target:
             self._stmt_target[id(node)] = self._current_stmt_target[-1]
 
-    def _bind(self, name: str, value) -> None:
+    def _bind(self, name: str, value, placed=None) -> None:
         self._binding_stmts.setdefault(name, []).append((self._statement[-1] if self._statement else -1, value))
+        self._placed.setdefault(name, []).append(
+            (self._pos.get(self._statement[-1], -1) if self._statement else -1, placed))
 
     # queries
     def reaching_binding(self, name: str, call: cst.Call):
@@ -947,6 +956,58 @@ class _Order(cst.CSTVisitor):
         if not before or before[-1][1] is None or before[-1][0] not in self._top:
             return None
         return before[-1]
+
+    def reaching_values(self, name: str, node):
+        """The values every binding of ``name`` that may reach the read ``node`` gives, where the read is in a
+        top-level statement S of the method (in a loop or branch of it too): the last plain top-level ``name =
+        value`` before S, and every binding after it up to the end of S (a branch's, a loop's: a superset of the
+        bindings that reach, each a plain assignment). With the statement's id: ``(S, values)``. None where a binding
+        there is not a plain assignment (a loop target, an unpacking, ``with ... as``, ``:=``), the name is
+        declared global or nonlocal, or no top-level binding comes before S."""
+        top = self._top_of(node)
+        if top is None or any(name in [n.name.value for n in g.names]
+                              for g in all_nodes(self._method, (cst.Global, cst.Nonlocal))):
+            return None
+        start, end = self._pos.get(top, -1), self._end_of(top)
+        before = [(s, v) for s, v in self._binding_stmts.get(name, [])
+                  if s in self._top and self._pos.get(s, -1) < start]
+        if not before or before[-1][1] is None:
+            return None
+        first = self._pos.get(before[-1][0], -1)
+        values = [before[-1][1]]
+        for position, value in self._placed.get(name, []):
+            if first < position <= end:
+                if value is None:
+                    return None
+                values.append(value)
+        return top, values
+
+    def _top_of(self, node) -> "int | None":
+        """The id of the top-level statement of the method that holds ``node``."""
+        if id(node) not in self._pos:
+            return None
+        for top in self._top_ids():
+            if self._pos.get(top, -1) <= self._pos.get(id(node), -1) <= self._end_of(top):
+                return top
+        return None
+
+    def _top_ids(self) -> list:
+        if not hasattr(self, "_tops"):
+            self._tops = [id(s) for s in self._method.body.body] if isinstance(self._method.body, cst.IndentedBlock) \
+                else []
+            self._ends = {}
+            body = self._method.body.body if isinstance(self._method.body, cst.IndentedBlock) else []
+            for stmt in body:
+                last = id(stmt)
+                for inner in all_nodes(stmt, cst.CSTNode):
+                    if id(inner) in self._pos and self._pos[id(inner)] > self._pos.get(last, -1):
+                        last = id(inner)
+                self._ends[id(stmt)] = self._pos.get(last, -1)
+        return self._tops
+
+    def _end_of(self, top: int) -> int:
+        self._top_ids()
+        return self._ends.get(top, -1)
 
     def statement_position(self, stmt: int) -> int:
         return self._pos.get(stmt, -1)
@@ -1991,7 +2052,26 @@ class FlowFloats(FloatFacts):
             reaching = self._order.reaching_binding(expr.value, expr) or self._order.dominating_binding(expr.value, expr)
             if reaching is not None and reaching[1] is not None and not isinstance(reaching[1], MUTABLE_DISPLAYS):
                 return super().is_float(reaching[1], seen)
+            if self._reaching_float(expr, seen):
+                return True
         return super().is_float(expr, seen)
+
+    def _reaching_float(self, name: cst.Name, seen: frozenset[str]) -> bool:
+        """A read in a loop or branch of a top-level statement: floating when every value that may reach it is
+        (:meth:`_Order.reaching_values`: the last top-level binding before the statement and every binding from there
+        to the statement's end; DDPM's ``x = torch.cat((x, h.pop()), dim=1)`` in its up-sampling loop, after ``x =
+        self.mid_block2(x, t)``). A read of the name inside those values whose reaching values are the same ones (the
+        loop's own bindings) is taken as floating while they are checked: each of them runs after the first, a
+        floating value, or after another of them."""
+        found = self._order.reaching_values(name.value, name)
+        if found is None:
+            return False
+        key = f"\0{name.value}@{found[0]}"
+        if key in seen:
+            return True
+        values = found[1]
+        return not any(isinstance(v, MUTABLE_DISPLAYS) for v in values) \
+            and all(self.is_float(v, seen | {key}) for v in values)
 
 
 # ------------------------------------------------------------------------------------------- bool tensors
@@ -2113,6 +2193,40 @@ _FINITE_CONSTANT_METHODS = frozenset({"new_zeros", "new_ones"})
 _ROW_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate"})
 
 
+def module_functions(module: "cst.Module | None") -> dict[str, cst.FunctionDef]:
+    """The file's module-level plain functions (``def name(...)``, no decorator, not async), by name, whose name the
+    file binds nowhere else (no other def, class, import or assignment of it, in any scope): what ``name(...)`` runs
+    wherever the calling function binds no local of that name."""
+    if module is None:
+        return {}
+    cached = _MODULE_FUNCTIONS.get(id(module))
+    if cached is not None and cached[0] is module:
+        return cached[1]
+    counts: dict[str, int] = {}
+    for node in all_nodes(module, (cst.FunctionDef, cst.ClassDef)):
+        counts[node.name.value] = counts.get(node.name.value, 0) + 1
+    for node in all_nodes(module, cst.ImportAlias):
+        bound = node.asname.name if node.asname is not None else node.name
+        if isinstance(bound, cst.Name):
+            counts[bound.value] = counts.get(bound.value, 0) + 2
+    for node in all_nodes(module, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor,
+                                   cst.AsName, cst.NamedExpr, cst.Global, cst.Nonlocal)):
+        target = node.names if isinstance(node, (cst.Global, cst.Nonlocal)) else (
+            node.name if isinstance(node, cst.AsName) else node.target)
+        names = [n.name for n in target] if isinstance(node, (cst.Global, cst.Nonlocal)) else target_name_nodes(target)
+        for name in names:
+            counts[name.value] = counts.get(name.value, 0) + 2
+    found = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef) and not s.decorators
+             and s.asynchronous is None and counts.get(s.name.value) == 1}
+    if len(_MODULE_FUNCTIONS) > 64:
+        _MODULE_FUNCTIONS.clear()
+    _MODULE_FUNCTIONS[id(module)] = (module, found)
+    return found
+
+
+_MODULE_FUNCTIONS: dict[int, tuple] = {}
+
+
 def own_methods(cls: "cst.ClassDef | None") -> dict[str, cst.FunctionDef]:
     """The class's own plain methods (``def name(self, ...)``, no decorator), by name, that no code of the class
     assigns as ``self.<name>`` (an instance attribute would shadow the method): what ``self.name(...)`` runs in an
@@ -2145,9 +2259,11 @@ class UnmaskedFacts:
 
     def __init__(self, function: cst.FunctionDef | None, resolve: Resolve, layer_calls: dict[str, list[cst.Call]],
                  resolve_any: "Resolve | None" = None, causal: "dict[str, str] | None" = None,
-                 methods: "dict[str, cst.FunctionDef] | None" = None, visiting: frozenset[str] = frozenset()):
+                 methods: "dict[str, cst.FunctionDef] | None" = None, visiting: frozenset[str] = frozenset(),
+                 functions: "dict[str, cst.FunctionDef] | None" = None):
         self._resolve = resolve
         self._methods = methods or {}
+        self._functions = functions or {}  # the file's module-level functions (module_functions)
         self._visiting = visiting  # own methods being followed (a recursive method is not followed again)
         self._resolve_any = resolve_any or resolve  # any import's qualified name (einops.rearrange)
         self._layers = layer_calls
@@ -2212,11 +2328,63 @@ class UnmaskedFacts:
             if len(call.args) != 2 or len(value) != 1 or not self._finite_fill(value[0]):
                 mutated.add(name)  # x.masked_fill_(mask, float('-inf')), or a fill not known finite
 
-    def unmasked(self, expr, seen: frozenset[str] = frozenset()) -> bool:
-        """No row of all -inf can reach ``expr``."""
+    def unmasked(self, expr, seen: frozenset[str] = frozenset(), dim: "int | None" = None) -> bool:
+        """No row of all -inf can reach ``expr`` (a softmax's input; ``dim``: the softmax's, a literal int, when
+        known)."""
         if self._nonfinite:
             return False
-        return self._value(expr, seen)
+        return self._row_shifted(expr, dim) or self._value(expr, seen)
+
+    def _row_shifted(self, expr, dim: "int | None") -> bool:
+        """``s - s.amax(dim=d, keepdim=True)`` over the softmax's ``dim`` (``.detach()``-ed or not; ``torch.amax``,
+        ``s.max(d, keepdim=True).values`` / ``[0]``), given as the input or as the plain binding of the name read there
+        that dominates the read (:meth:`_Order.dominating_binding`; a name never updated in place): each row along
+        ``dim`` holds a 0 at its maximum where that is finite, NaN throughout where the row was all -inf, so no row is
+        all -inf whatever ``s`` holds. Not followed through moves (a transpose makes columns rows)."""
+        if dim is None or self._order is None:
+            return False
+        if isinstance(expr, cst.Name):
+            if expr.value in self._mutated:
+                return False
+            found = self._order.dominating_binding(expr.value, expr)
+            if found is None:
+                return False
+            expr = found[1]
+        return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract) \
+            and isinstance(expr.left, cst.Name) and self._row_max(expr.right, expr.left.value, dim)
+
+    def _row_max(self, expr, name: str, dim: int) -> bool:
+        """``name.amax(dim=dim, keepdim=True)``, ``torch.amax(name, dim, keepdim=True)``, ``name.max(dim,
+        keepdim=True).values`` / ``[0]`` (``torch.max`` alike), each maybe ``.detach()``-ed: the maximum of each row
+        of ``name`` along ``dim``, kept as an axis of 1."""
+        while isinstance(expr, cst.Call) and not expr.args and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value == "detach" and self._resolve(expr.func) is None:
+            expr = expr.func.value
+        kinds = ("amax",)
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "values":
+            expr, kinds = expr.value, ("max",)
+        elif isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index) \
+                and isinstance(expr.slice[0].slice.value, cst.Integer) and expr.slice[0].slice.value.value == "0":
+            expr, kinds = expr.value, ("max",)
+        if not isinstance(expr, cst.Call) or any(a.star for a in expr.args):
+            return False
+        func, args = expr.func, list(expr.args)
+        qual = self._resolve(func)
+        if qual is None and isinstance(func, cst.Attribute) and func.attr.value in kinds:
+            receiver = func.value
+        elif qual in {f"torch.{k}" for k in kinds} and args and args[0].keyword is None:
+            receiver, args = args[0].value, args[1:]
+        else:
+            return False
+        if not (isinstance(receiver, cst.Name) and receiver.value == name):
+            return False
+        plain = [a.value for a in args if a.keyword is None]
+        named = {a.keyword.value: a.value for a in args if a.keyword is not None}
+        if len(plain) > 2 or set(named) - {"dim", "keepdim"} or len(plain) + len(named) != 2:
+            return False
+        given_dim = plain[0] if plain else named.get("dim")
+        keep = plain[1] if len(plain) > 1 else named.get("keepdim")
+        return _literal_int(given_dim) == dim and isinstance(keep, cst.Name) and keep.value == "True"
 
     def _value(self, expr, seen) -> bool:
         if isinstance(expr, (cst.Integer, cst.Float)):
@@ -2315,11 +2483,14 @@ class UnmaskedFacts:
         args = [a for a in call.args if a.keyword is None and not a.star]
         if _self_attr(func) and func.attr.value not in self._layers and func.attr.value in self._methods:
             return self._own_method(call, seen)
+        if isinstance(func, cst.Name) and func.value in self._functions and self._resolve(func) is None \
+                and func.value not in self._params and not self._order.bindings(func.value):
+            return self._own_function(call, seen)
         if _self_attr(func):
             calls = self._layers.get(func.attr.value, [])
             if calls and all(self._resolve(c.func) in _PASSING for c in calls):  # self.attn_drop(attn): its input's
                 return len(call.args) == 1 and len(args) == 1 and self._value(args[0].value, seen)
-            return bool(calls) and all(self._resolve(c.func) in _FLOAT_LAYERS | _FRESH_LAYERS for c in calls)
+            return bool(calls) and all(self._fresh_layer(c) for c in calls)
         qual = self._resolve(func)
         if qual is not None:
             if qual in _PASSING and args:  # F.dropout(attn, p, training): its input's rows
@@ -2352,39 +2523,81 @@ class UnmaskedFacts:
                     and (self._finite_fill(call.args[1].value) or id(call) in self._inf_fills)
         return False
 
+    def _fresh_layer(self, build: cst.Call, depth: int = 0) -> bool:
+        """A layer whose output is taken as a layer's (``self.fc(x)``): a torch layer of :data:`_FRESH_LAYERS` (or
+        :data:`_FLOAT_LAYERS`), or an ``nn.Sequential`` of listed members, built directly or by a module-level factory
+        of the file (:func:`_factory_call` of :func:`module_functions`: CrossFormer's ``DynamicPositionBias(dim)``),
+        whose last member that does more than pass or move values (dropout, ``nn.Identity``, einops' ``Rearrange``)
+        is such a layer: the sequence's output is that member's, moved."""
+        qual = self._resolve(build.func)
+        if qual in _FLOAT_LAYERS | _FRESH_LAYERS:
+            return True
+        if qual is None and isinstance(build.func, cst.Name) and build.func.value in self._functions:
+            made = _factory_call(self._functions[build.func.value])
+            if made is None:
+                return False
+            build, qual = made, self._resolve(made.func)
+        if qual != "torch.nn.Sequential" or depth > 8 or any(a.star or a.keyword is not None for a in build.args):
+            return False
+        for member in reversed(build.args):
+            value = member.value
+            if not isinstance(value, cst.Call):
+                return False
+            if self._resolve(value.func) in _PASSING or self._resolve_any(value.func) == "einops.layers.torch.Rearrange":
+                continue
+            return self._fresh_layer(value, depth + 1)
+        return False
+
     def _own_method(self, call: cst.Call, seen) -> bool:
-        """``self.apply_pos_bias(dots)``: every argument is a value with no row of all -inf, given positionally to a
-        plain parameter (no default, no ``*``), and every return of the method is one given that its parameters are
-        (a parameter counts as such while the method never updates it in place or unpacks into it, and every value
-        it is rebound to is one given the same: ``pos_score = padded[:, :, 1:].view_as(pos_score)``)."""
+        """``self.apply_pos_bias(dots)``: a call of an own method of the class (:meth:`_followed`, ``self`` aside)."""
         name = call.func.attr.value
         method = self._methods[name]
-        if name in self._visiting:
+        params = method.params.params
+        if not params or params[0].name.value != "self":
             return False
-        params = method.params
-        if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
-                or params.star_kwarg is not None or not params.params or params.params[0].name.value != "self" \
-                or any(p.default is not None for p in params.params):
+        return self._followed(call, method, name, params[1:], seen, self._layers, self._causal, self._methods)
+
+    def _own_function(self, call: cst.Call, seen) -> bool:
+        """``add_decomposed_rel_pos(attn, q, self.rel_pos_h, ...)``: a call of a module-level function of the file
+        (:func:`module_functions`; :meth:`_followed`, with no class layers, masks or methods of its own)."""
+        name = call.func.value
+        function = self._functions[name]
+        return self._followed(call, function, f"<function>{name}", function.params.params, seen, {}, {}, {})
+
+    def _followed(self, call: cst.Call, function: cst.FunctionDef, key: str, params, seen, layers, causal,
+                  methods) -> bool:
+        """Every return of the called function is a value with no row of all -inf given the parameters its call hands
+        such values (each argument given positionally to a plain parameter: no default, no ``*``): those are assumed
+        (a parameter counts as such while the function never updates it in place or unpacks into it, and every
+        value it is rebound to is one given the same: sooftware/attentions' ``pos_score = padded[:, :,
+        1:].view_as(pos_score)``); a parameter handed anything else stays a parameter of unknown rows, harmless where
+        it is only a product's operand (segment-anything's ``torch.einsum("bhwc,hkc->bhwk", r_q, Rh)`` of ``Rh =
+        get_rel_pos(q_h, k_h, rel_pos_h)``), read as the value it is not one. A function that writes ``inf``, or
+        one being followed already (recursion), is not one."""
+        if key in self._visiting:
             return False
-        names = [p.name.value for p in params.params[1:]]
+        signature = function.params
+        if signature.posonly_params or signature.kwonly_params or isinstance(signature.star_arg, cst.Param) \
+                or signature.star_kwarg is not None or any(p.default is not None for p in signature.params):
+            return False
+        names = [p.name.value for p in params]
         if len(call.args) != len(names) or any(a.star or a.keyword is not None for a in call.args):
             return False
-        if not all(self._value(a.value, seen) for a in call.args):
-            return False
-        inner = UnmaskedFacts(method, self._resolve, self._layers, self._resolve_any, self._causal, self._methods,
-                              self._visiting | {name})
+        given = [n for n, a in zip(names, call.args) if self._value(a.value, seen)]
+        inner = UnmaskedFacts(function, self._resolve, layers, self._resolve_any, causal, methods,
+                              self._visiting | {key}, self._functions)
         order = inner._order
-        if inner._nonfinite or any(n in inner._mutated or order.unpacked(n) for n in names):
+        if inner._nonfinite or any(n in inner._mutated or order.unpacked(n) for n in given):
             return False
-        for n in names:  # a parameter rebound (sooftware/attentions' pos_score = padded[:, :, 1:].view_as(pos_score))
+        for n in given:  # a parameter rebound (sooftware/attentions' pos_score = padded[:, :, 1:].view_as(pos_score))
             bindings = order.bindings(n)  # keeps the reading only when every value it takes is one given the others
             if any(v is None for v in bindings) \
-                    or not all(inner._value(v, frozenset(names)) for v in bindings):
+                    or not all(inner._value(v, frozenset(given)) for v in bindings):
                 return False
-        returns = own_nodes(method, cst.Return)
-        if not returns or own_nodes(method, cst.Yield) or any(r.value is None for r in returns):
+        returns = own_nodes(function, cst.Return)
+        if not returns or own_nodes(function, cst.Yield) or any(r.value is None for r in returns):
             return False
-        return all(inner._value(r.value, frozenset(names)) for r in returns)
+        return all(inner._value(r.value, frozenset(given)) for r in returns)
 
     # -- causal masks: every row keeps its diagonal, so no row is all -inf
     def _causal_fill_value(self, call: cst.Call):
@@ -5450,12 +5663,24 @@ def _registers_other(stmt: cst.CSTNode, attr: str) -> bool:
 
 # binary operators that broadcast their operands elementwise (the result's shape is the broadcast of theirs)
 _BROADCASTING = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)
+# torch's functions of two tensors that broadcast them as those operators do (no keyword: rounding_mode, alpha, out)
+_BROADCASTING_FUNCTIONS = frozenset({"torch.add", "torch.sub", "torch.mul", "torch.div", "torch.true_divide"})
 # elementwise functions and methods a reduction's value may pass through on its way to the absorbing operation
 _ELEMENTWISE_FUNCTIONS = frozenset({"torch.rsqrt", "torch.sqrt", "torch.exp", "torch.log", "torch.reciprocal",
                                     "torch.abs", "torch.square", "torch.neg"})
 _ELEMENTWISE_METHODS = frozenset({"rsqrt", "sqrt", "exp", "log", "reciprocal", "abs", "square", "neg"})
 # methods (no argument) whose result has the receiver's shape
 _SHAPE_KEEPING = frozenset({"abs", "square", "neg", "float", "double", "half", "detach", "clone", "contiguous"})
+
+
+def _literal_int(expr) -> "int | None":
+    """The value of an int literal (``-1``, ``2``), else None."""
+    negative = isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus)
+    if negative:
+        expr = expr.expression
+    if not isinstance(expr, cst.Integer):
+        return None
+    return -int(expr.evaluated_value) if negative else int(expr.evaluated_value)
 
 
 def _number_literal(expr) -> bool:
@@ -5517,6 +5742,14 @@ def _absorbed_from(node, root: str, parents: dict[int, cst.CSTNode], resolve: Re
             node = parent
         elif isinstance(parent, cst.Arg):
             call = parents.get(id(parent))
+            if isinstance(call, cst.Call) and resolve(call.func) in _BROADCASTING_FUNCTIONS and len(call.args) == 2 \
+                    and not any(a.star or a.keyword is not None for a in call.args):
+                # torch.div(score, torch.sum(score, dim=-1).unsqueeze(dim=-1)): a broadcasting operation as `/` is
+                other = call.args[1].value if call.args[0] is parent else call.args[0].value
+                if _broadcasts_root(other, root):
+                    return True
+                node = call
+                continue
             if not isinstance(call, cst.Call) or len(call.args) != 1 or parent.keyword is not None or parent.star \
                     or resolve(call.func) not in _ELEMENTWISE_FUNCTIONS:
                 return False
@@ -5536,6 +5769,17 @@ def _absorbed_from(node, root: str, parents: dict[int, cst.CSTNode], resolve: Re
             return parent.targets[0].target.value
         else:
             return False
+
+
+def _unsqueezed(call: cst.Call, dim: int, parents: dict[int, cst.CSTNode]) -> "cst.Call | None":
+    """The call ``<call>.unsqueeze(dim)`` (or ``dim=dim``, a literal int equal to ``dim``), else None."""
+    attribute = parents.get(id(call))
+    outer = parents.get(id(attribute)) if isinstance(attribute, cst.Attribute) else None
+    if not (isinstance(outer, cst.Call) and outer.func is attribute and attribute.value is call
+            and attribute.attr.value == "unsqueeze" and len(outer.args) == 1 and not outer.args[0].star
+            and (outer.args[0].keyword is None or outer.args[0].keyword.value == "dim")):
+        return None
+    return outer if _literal_int(outer.args[0].value) == dim else None
 
 
 def _top_statement(node, function: cst.FunctionDef, parents: dict[int, cst.CSTNode]):
@@ -5563,7 +5807,8 @@ def _function_parents(function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
     return cached[1]
 
 
-def absorbed_reduction(call: cst.Call, reduced, function: "cst.FunctionDef | None", resolve: Resolve) -> bool:
+def absorbed_reduction(call: cst.Call, reduced, function: "cst.FunctionDef | None", resolve: Resolve,
+                       restored: "int | None" = None) -> bool:
     """A ``keepdim=True`` reduction (``x.mean(dim, keepdim=True)``) whose value over an empty extent nothing can read:
     the reduced tensor has the shape of a name ``x`` (``x``, ``x.pow(2)``, ``x * x``: :func:`_shaped_like`), and the
     value reaches a broadcasting binary operation with ``x`` itself through elementwise steps only, inline
@@ -5572,11 +5817,20 @@ def absorbed_reduction(call: cst.Call, reduced, function: "cst.FunctionDef | Non
     between (``mean = x.mean(1, keepdim=True)`` then ``(x - mean) / ...``, a channel LayerNorm). Where a reduced
     extent of ``x`` is 0, ``x`` has no element and neither has the broadcast (the reduction's axis is 1 there, x's
     0), so the reduction's value is never read: torch's NaN and MindSpore's uninitialised memory give the same empty
-    result, and MindSpore's own reduction serves (mindport.runtime.math.mean only replaces that value)."""
+    result, and MindSpore's own reduction serves (mindport.runtime.math.mean only replaces that value).
+
+    ``restored``: the reduction is over that one int dim without keepdim, and counts only where ``.unsqueeze`` of
+    that same dim puts the axis back at once (``torch.sum(score, dim=-1).unsqueeze(dim=-1)``: rank n - 1 gains it at
+    n + d for a negative d, so this is the keepdim=True reduction); the value is followed from the unsqueeze. A numpy
+    receiver never gets there (its reductions give arrays, which have no ``unsqueeze``)."""
     root = _shaped_like(reduced, resolve)
     if root is None or function is None or not isinstance(function.body, cst.IndentedBlock):
         return False
     parents = _function_parents(function)
+    if restored is not None:
+        call = _unsqueezed(call, restored, parents)
+        if call is None:
+            return False
     stmt = _top_statement(call, function, parents)
     if stmt is None or all_nodes(stmt, cst.NamedExpr):
         return False
@@ -6133,6 +6387,27 @@ def _checked_non_negative(test) -> set[str]:
     return set()
 
 
+def _checked_differences(test) -> set[tuple[str, "str | int"]]:
+    """The differences ``a - b`` a test proves non-negative when it holds: ``a > b``, ``a >= b``, ``b < a``, ``b <=
+    a`` (``a`` a name, ``b`` a name or an integer literal), joined by ``and``."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _checked_differences(test.left) | _checked_differences(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return set()
+    left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+        left, right = right, left
+    elif not isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+        return set()
+    if not isinstance(left, cst.Name):
+        return set()
+    if isinstance(right, cst.Name):
+        return {(left.value, right.value)}
+    if isinstance(right, cst.Integer):
+        return {(left.value, int(right.value, 0))}
+    return set()
+
+
 class NonNegativeFacts(_FunctionFacts):
     """Is an expression (a padding amount, or a tuple/list display of them) a non-negative number by construction?
     Read from the code of one function: an integer literal (``-1`` is a unary minus: not one); a size (``len(x)``,
@@ -6177,10 +6452,14 @@ class NonNegativeFacts(_FunctionFacts):
                 if isinstance(small, cst.Assert):
                     for name in _checked_non_negative(small.test):
                         self._asserted.setdefault(name, index)
+        self._difference_guards: list[tuple[set[int], set]] = []  # the body of an ``if a > b:``: a - b >= 0
         for node in own_nodes(function, cst.If):
             names = _checked_non_negative(node.test)
             if names:
                 self._guards.append(({id(n) for n in all_nodes(node.body, cst.CSTNode)}, names))
+            differences = _checked_differences(node.test)
+            if differences:
+                self._difference_guards.append(({id(n) for n in all_nodes(node.body, cst.CSTNode)}, differences))
 
     def _unpack(self, node: cst.Assign) -> None:
         """Also ``M, N = x.shape`` / ``x.size()`` / ``x.shape[-2:]``: each name one of the sizes (the sequence's
@@ -6209,6 +6488,8 @@ class NonNegativeFacts(_FunctionFacts):
             if isinstance(expr.operator, cst.Modulo):
                 right = expr.right
                 return isinstance(right, cst.Integer) and int(right.value, 0) > 0
+            if isinstance(expr.operator, cst.Subtract):
+                return self._checked_difference(expr)
             return False
         if isinstance(expr, cst.Subscript):  # pad[0], pad[2:], x.shape[-2:] of a non-negative sequence
             return len(expr.slice) == 1 and self.non_negative(expr.value, seen) and not _is_size(expr.value)
@@ -6256,6 +6537,35 @@ class NonNegativeFacts(_FunctionFacts):
             return True
         return any(name in names and id(read) in body and (single[1] is None or id(single[1]) not in body)
                    for body, names in self._guards)
+
+    def _checked_difference(self, expr: cst.BinaryOperation) -> bool:
+        """``a - b`` read in the body of an ``if a > b:`` (:func:`_checked_differences`; x-transformers' ``if j > i:
+        eye = F.pad(eye, (j - i, 0), value = 1.)``), ``a`` and ``b`` (unless a literal) each assigned once outside
+        the body (:meth:`_assigned_once_outside`), neither declared global/nonlocal nor changed by an augmented
+        assignment: the test held on the values the difference reads."""
+        left, right = expr.left, expr.right
+        if not isinstance(left, cst.Name) or not isinstance(right, (cst.Name, cst.Integer)):
+            return False
+        key = (left.value, right.value if isinstance(right, cst.Name) else int(right.value, 0))
+        names = [n.value for n in (left, right) if isinstance(n, cst.Name)]
+        if any(n in self._changed for n in names) or self._order is None:
+            return False
+        return any(key in pairs and id(expr) in body and all(self._assigned_once_outside(n, body) for n in names)
+                   for body, pairs in self._difference_guards)
+
+    def _assigned_once_outside(self, name: str, body: set[int]) -> bool:
+        """``name`` is a parameter never rebound, or bound by one assignment (``i, j, device = *sim.shape[-2:],
+        sim.device`` too) outside ``body``: not a loop target, a ``with``/``except`` name or a ``:=``."""
+        parents = _function_parents(self._function)
+        stores = [n for n in all_nodes(self._function, cst.Name) if n.value == name and id(n) in self._order._store]
+        if name in self._params:
+            return not stores
+        if len(stores) != 1 or id(stores[0]) in body:
+            return False
+        node = parents.get(id(stores[0]))
+        while isinstance(node, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            node = parents.get(id(node))
+        return isinstance(node, cst.AssignTarget)
 
     def _unpacked_checked(self, name: str, read) -> bool:
         """A sequence bound once, unpacked into names each checked non-negative before ``read`` (``l, r = paddings``

@@ -198,3 +198,14 @@ def last_name(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Attribute):
         return node.attr.value
     return ""
+
+
+def pure_read(expr) -> bool:
+    """Reading the expression has no effect: a name, or attributes and literal indexes of one (``self.cos``)."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        if isinstance(expr, cst.Subscript) and not all(
+                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Integer, cst.Name))
+                for e in expr.slice):
+            return False
+        expr = expr.value
+    return isinstance(expr, cst.Name)

@@ -7,7 +7,7 @@ import libcst as cst
 from mindport.migrator.native_facts import unread_bindings
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import PROJECT_OBJECT_KINDS, receiver_kind
-from mindport.migrator.syntax import compact_source, method, module_code
+from mindport.migrator.syntax import compact_source, method, module_code, pure_read
 from mindport.migrator.table import fix_commas, parenthesize
 from mindport.migrator.walk import parse_expression, parse_statement, read, transform
 
@@ -214,7 +214,7 @@ class DeviceTransform(Rule):
         ``device=`` arguments and ``.to(device)`` moves are gone): the binding goes."""
         if not self._device_reads:
             return updated_node
-        return unread_bindings(updated_node, lambda value: id(value) in self._device_reads and _pure(value.args[0].value))
+        return unread_bindings(updated_node, lambda value: id(value) in self._device_reads and pure_read(value.args[0].value))
 
     def leave_Comparison(self, original_node, updated_node):
         """``a.device == b.device`` / ``!=`` of two tensors this rule read: one global placement, so True / False."""
@@ -223,7 +223,7 @@ class DeviceTransform(Rule):
         target = updated_node.comparisons[0]
         sides = (updated_node.left, target.comparator)
         if not isinstance(target.operator, (cst.Equal, cst.NotEqual)) \
-                or not all(id(side) in self._device_reads and _pure(side.args[0].value) for side in sides):
+                or not all(id(side) in self._device_reads and pure_read(side.args[0].value) for side in sides):
             return updated_node
         self.ctx.converted_sites += 1
         return cst.Name("True" if isinstance(target.operator, cst.Equal) else "False",
@@ -517,16 +517,6 @@ class DeviceTransform(Rule):
         self._stored.update(_attribute_targets(node.target))
 
 
-def _pure(expr) -> bool:
-    """Reading the expression has no effect: a name, or attributes and literal indexes of one (``self.cos``)."""
-    while isinstance(expr, (cst.Attribute, cst.Subscript)):
-        if isinstance(expr, cst.Subscript) and not all(
-                isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.Integer, cst.Name))
-                for e in expr.slice):
-            return False
-        expr = expr.value
-    return isinstance(expr, cst.Name)
-
 
 def _attribute_targets(target: cst.BaseExpression) -> set[int]:
     """The attributes an assignment stores to (``self.device``, ``a.x, b.y = ...``)."""
@@ -577,7 +567,7 @@ class _SelfDeviceMoves(cst.CSTTransformer):
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
             return False
         target = assign.targets[0].target
-        return isinstance(target, cst.Attribute) and _pure(target) \
+        return isinstance(target, cst.Attribute) and pure_read(target) \
             and (assign.value.deep_equals(target) or _device_move_of(assign.value, target))
 
 

@@ -7,7 +7,9 @@ import libcst.matchers  # noqa: F401  (cst.matchers)
 
 from mindport.mappings.surface import load_surface
 from mindport.migrator.rules.base import Example, Rule
+from mindport.migrator.native_facts import unread_bindings
 from mindport.migrator.rules.references import class_name_subject
+from mindport.migrator.syntax import pure_read
 from mindport.migrator.scopes import dotted_name, operand_kind, receiver_kind
 from mindport.migrator.table import adapter_expr
 from mindport.migrator.walk import find_all, read
@@ -467,6 +469,7 @@ class ObjectSurfaceTransform(Rule):
         self._lambda_names: list[tuple[frozenset[str], bool]] = []  # enclosing lambdas: (their parameters, of those)
         self._own_typed: list[set[str]] = [set()]  # per enclosing function: parameters annotated with an own class
         self._function_nodes: list[cst.FunctionDef] = []
+        self._class_names: set[int] = set()  # the mindport.runtime.adapt.class_name(x) calls this rule wrote
         self._own_classes: frozenset[str] | None = None
         self._evidence_names: frozenset[str] | None = None
         self._called: set[int] = set()  # attributes that are the callee of a call
@@ -771,13 +774,19 @@ class ObjectSurfaceTransform(Rule):
         return updated_node.with_changes(body=updated_node.body.with_changes(body=[*body[:at], *lines, *body[at:]]))
 
     def leave_FunctionDef(self, original_node, updated_node):
+        """``classname = m.__class__.__name__`` whose local the function never reads (akamaster's ResNet
+        ``_weights_init``, its ``print(classname)`` commented out): the binding goes (native_facts.unread_bindings),
+        reading a class's name having no effect."""
         self._methods.pop()
         self._functions.pop()
         self._parameter_names.pop()
         self._own_typed.pop()
         self._function_nodes.pop()
         self._data_aliases.pop()
-        return updated_node
+        if not self._class_names:
+            return updated_node
+        return unread_bindings(updated_node, lambda value: id(value) in self._class_names
+                               and pure_read(value.args[0].value))
 
     def _annotated_tensor(self, name: str) -> bool:
         """Is ``name`` a parameter of the enclosing function annotated as a tensor (``x: torch.Tensor``,
@@ -1056,8 +1065,10 @@ class ObjectSurfaceTransform(Rule):
         if subject is not None and not (isinstance(subject, cst.Name) and subject.value in ("self", "cls")):
             # the receiver as converted (self.seq[1:], self.head): the class_name_subject of updated_node
             self.ctx.converted_sites += 1
-            return cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.class_name"),
-                            args=[cst.Arg(class_name_subject(updated_node) or subject)])
+            written = cst.Call(func=self.ctx.target_expr("mindport.runtime.adapt.class_name"),
+                               args=[cst.Arg(class_name_subject(updated_node) or subject)])
+            self._class_names.add(id(written))
+            return written
         member = self._tensor_reads.get(name)
         if member is not None and not (isinstance(original_node.value, cst.Name)
                                        and original_node.value.value == "self"):

@@ -62,7 +62,6 @@ class PackedFieldTransform(GraphMethodRule):
                 from mindspore import nn
                 from mindspore import ops
                 from mindport.runtime import layers as mp_nn
-                from mindport.runtime import math as mp_math
                 from mindport.runtime import rnn as mp_rnn
 
 
@@ -80,7 +79,7 @@ class PackedFieldTransform(GraphMethodRule):
                                                                        sorted_indices=out[2],
                                                                        unsorted_indices=out[3]),
                                                         batch_first=True)
-                        return scores / mp_math.sum(scores, dim=1, keepdim=True)
+                        return scores / ops.sum(scores, dim=1, keepdim=True)
             """,
             note="The fields are read by position; the re-packing builds the runtime's packed sequence.",
         ),

@@ -37,6 +37,7 @@ from mindport.migrator.native_facts import (
     nonempty_last_extent,
     unaliased_local_update,
     caller_floats_of,
+    module_functions,
     real_file,
     sequence_locals,
     values_only,
@@ -1515,9 +1516,12 @@ class TableCallTransform(Rule):
                 cls = self._class_nodes[-1] if self._class_nodes else None
                 methods = own_methods(cls) if cls is not None \
                     and self._file_facts is not None and cls.name.value not in self._file_facts.subclassed else {}  # a subclass may override one
-                facts = self._unmasked_facts[id(function)] = UnmaskedFacts(function, self.scope.resolve_torch, layers,
-                                                                           self.scope.resolve, causal, methods)
-            if not facts.unmasked(input_node) and not (call is not None
+                facts = self._unmasked_facts[id(function)] = UnmaskedFacts(
+                    function, self.scope.resolve_torch, layers, self.scope.resolve, causal, methods,
+                    functions=module_functions(getattr(self, "_module", None)))
+            axis = mapped["dim"].literal(default=None)
+            axis = axis if isinstance(axis, int) and not isinstance(axis, bool) else None
+            if not facts.unmasked(input_node, dim=axis) and not (call is not None
                                                        and self._observed_decision(call, f"unmasked:{api}")):
                 return target
         return _native_reduction(native, mapped)
@@ -1532,14 +1536,20 @@ class TableCallTransform(Rule):
         native = NATIVE_ABSORBED.get(target)
         if native is None or input_node is None:
             return target
-        keep, dtype = mapped.get("keepdim"), mapped.get("dtype")
-        if keep is None or not keep.given or keep.source != "True" \
-                or (dtype is not None and dtype.given and dtype.source != "None"):
+        keep, dtype, dim = mapped.get("keepdim"), mapped.get("dtype"), mapped.get("dim")
+        if dtype is not None and dtype.given and dtype.source != "None":
             return target
+        restored = None  # x.sum(dim=-1).unsqueeze(dim=-1): the keepdim=True reduction (absorbed_reduction)
+        if keep is None or not keep.given or keep.source != "True":
+            if (keep is not None and keep.given and keep.source != "False") or dim is None or not dim.given:
+                return target
+            restored = dim.literal(default=None)
+            if not isinstance(restored, int) or isinstance(restored, bool):
+                return target
         if target in NATIVE_ABSORBED_REAL and not self._real_reduction(mapped, input_node):
             return target
         function = self._functions[-1] if self._functions else None
-        if not absorbed_reduction(call, input_node, function, self.scope.resolve_torch):
+        if not absorbed_reduction(call, input_node, function, self.scope.resolve_torch, restored):
             return target
         return _native_reduction(native, mapped)
 
@@ -3158,6 +3168,7 @@ NATIVE_NONEMPTY = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": 
 # the runtime's reductions that only replace the value over an empty extent -> MindSpore's own, with its renames, where
 # that value is never read (native_facts.absorbed_reduction)
 NATIVE_ABSORBED = {"mindport.runtime.math.mean": ("mindspore.ops.mean", {"dim": "axis", "keepdim": "keep_dims"}),
+                   "mindport.runtime.math.sum": ("mindspore.ops.sum", {}),
                    "mindport.runtime.math.var": ("mindspore.ops.var", {"dim": "axis", "correction": "ddof",
                                                                        "keepdim": "keepdims"})}
 # of those, the ones whose runtime also serves complex and 0-d inputs: MindSpore's own only on a real input and an
