@@ -184,3 +184,30 @@ def test_torchs_layer_of_the_same_name_is_no_call_of_the_repositorys_class(tmp_p
         "def build():\n    return Bilinear(8, scale=0.5)\n")
     found = {c.name: c for c in discover(tmp_path)}
     assert found["Bilinear"].ctors == ["8, scale=0.5"], found["Bilinear"].ctors
+
+
+def test_a_time_limit_inside_a_kept_librarys_subpackage_forgets_its_orphans():
+    # seorim0/DNN-based-Speech-Enhancement-in-the-frequency-domain on a busy machine: the builder's limit fired inside
+    # scipy.signal's first import; its finished submodules stayed in sys.modules (scipy is a library the limit keeps)
+    # and every later import of scipy.signal failed ("name '_signal_api' is not defined"): 14 of 15 classes not built.
+    # The new modules whose package is gone are forgotten; the others of a kept library stay
+    import sys
+    import types
+
+    import scipy  # noqa: F401 - kept, imported before the limit as the builder does
+
+    from mindport.discovery.build import _Limited, _Timeout
+
+    orphan, kept = "scipy._mp_half_imported.child", "scipy._mp_whole"
+    try:
+        try:
+            with _Limited(60):
+                sys.modules[orphan] = types.ModuleType(orphan)  # its package "scipy._mp_half_imported" failed
+                sys.modules[kept] = types.ModuleType(kept)
+                raise _Timeout("took over 60 s")
+        except _Timeout:
+            pass
+        assert orphan not in sys.modules and kept in sys.modules
+    finally:
+        sys.modules.pop(orphan, None)
+        sys.modules.pop(kept, None)
