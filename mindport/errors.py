@@ -5,7 +5,8 @@ Codes are stable and documented (docs/diagnostics.md):
          MP104 torch idiom left as is, MP105 training-loop shape not recognised, MP106 a symbol of a torch-based package, or of one with no MindSpore backend,
          MP107 a site GRAPH_MODE runs otherwise than PyNative: a list/dict changed through a second name, a value kept
          on self whose meaning a static graph does not keep)
-  MP2xx  input problems (MP201 syntax error, MP202 undecodable file, MP203 binary file)
+  MP2xx  input problems (MP201 syntax error, MP202 undecodable file, MP203 binary file, MP209 a notebook cell
+         that is not Python)
   MP3xx  weights (MP301 unmatched parameter, MP302 shape mismatch, MP303 unsafe/unreadable checkpoint)
   MP4xx  parity (MP401 output mismatch, MP402 structure mismatch, MP403 graph-mode failure, MP404 constant
          reference re-checked on perturbed weights, MP405 gradient mismatch, MP406 training divergence)

@@ -98,6 +98,19 @@ def python_of(text: str) -> str:
     return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
 
 
+def _not_python(body: str) -> str | None:
+    """Why a cell's Python does not parse (the parser's message), or None when it does."""
+    import ast
+
+    try:
+        ast.parse(body)
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError):
+        return None  # left to the converter, which says what it is
+    return None
+
+
 def _kept_lines(text: str, python: str) -> list[tuple[int, str]]:
     """The lines of a cell that are not Python (blank in ``python``, not in ``text``): written back as they were."""
     return [(i, line) for i, (line, body) in enumerate(zip(text.split("\n"), python.split("\n")))
@@ -198,6 +211,12 @@ def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size:
         if joined is not None and k in joined[0]:
             out_text = joined[0][k]
             cell_diagnostics = joined[2].get(k, [])
+        elif (problem := _not_python(bodies[k])) is not None:
+            # prose, a license or Python 2 in a code cell: that cell fails when run, the others run; kept as written
+            # (an MP201 here copied the whole notebook unchanged: seorim0's SE_tutorials.ipynb, its license first)
+            out_text, cell_diagnostics = text, [Diagnostic(
+                "MP209", f"notebook cell is not Python ({problem}): kept as written; the other cells are converted",
+                f"{name}[cell {index}]", 1, 1, "make the cell Python or markdown", severity="warning")]
         else:
             result = convert_source(bodies[k], f"{name}[cell {index}]", **options)
             out_text, cell_diagnostics = result.code, result.diagnostics

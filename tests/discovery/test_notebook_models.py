@@ -103,7 +103,8 @@ def test_cells_convert_together_so_a_class_cell_sees_the_first_cells_imports():
     """Before: each cell converted alone; the class cell (``nn`` imported two cells up) stayed ``nn.Module`` while
     the first cell's ``import torch.nn as nn`` was rewritten away ('name nn is not defined' in the port). After: the
     cells convert as one module, split back at their boundaries; magic lines stay where they were, a cell that does not
-    parse gets its own MP201 and is copied, and diagnostics name their cell and its line."""
+    parse gets its own MP209 (a warning; an MP201 made the whole notebook copied unchanged) and is kept as written,
+    and diagnostics name their cell and its line."""
     from mindport.migrator.formats import convert_notebook_bytes
 
     nb = _notebook("%matplotlib inline\nimport torch\nimport torch.nn as nn",
@@ -117,7 +118,7 @@ def test_cells_convert_together_so_a_class_cell_sees_the_first_cells_imports():
     assert "class Net(nn.Cell):" in code[1] and "def construct(self, x):" in code[1]
     assert code[2] == "x = ?help"
     where = {(d.code, d.file, d.line) for d in diags}
-    assert ("MP201", "nb.ipynb[cell 3]", 1) in where, where  # the notebook's cell index (markdown counted)
+    assert ("MP209", "nb.ipynb[cell 3]", 1) in where, where  # the notebook's cell index (markdown counted)
     assert any(d.file == "nb.ipynb[cell 4]" and d.line == 1 and "frobnicate" in d.message for d in diags), diags
 
 

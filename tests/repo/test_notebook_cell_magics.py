@@ -50,3 +50,19 @@ def test_cells_of_another_language_are_kept_and_the_rest_converts():
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     np.testing.assert_allclose(m_net(ms.Tensor(x)).asnumpy(), t_net(torch.from_numpy(x)).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+LICENSE = "https://github.com/example/repo\n\nMIT License\n\nPermission is hereby granted, free of charge"
+
+
+def test_a_code_cell_that_is_not_python_is_kept_and_the_rest_converts():
+    # seorim0/DNN-based-Speech-Enhancement-in-the-frequency-domain's SE_tutorials.ipynb: its first code cell is the
+    # license's text; its MP201 made the whole notebook "failed", copied unchanged, and 4 of its classes "built a
+    # ConvSTFT, not a mindspore.nn.Cell". That cell is kept as written (MP209, a warning), the others convert
+    data = json.dumps(_notebook(LICENSE, IMPORTS, MODEL.split("\n", 1)[1])).encode()
+    out, diagnostics, _, sites, changed = convert_notebook_bytes(data, "nb.ipynb", {})
+    cells = ["".join(c["source"]) for c in json.loads(out)["cells"]]
+    codes = [d.code for d in diagnostics]
+    assert "MP201" not in codes and codes.count("MP209") == 1, diagnostics
+    assert [d.severity for d in diagnostics if d.code == "MP209"] == ["warning"]
+    assert cells[0] == LICENSE and changed and "class Net(nn.Cell):" in cells[2], cells
