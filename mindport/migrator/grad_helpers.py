@@ -190,16 +190,9 @@ def _helper(function: cst.FunctionDef, imports: dict[str, str], method: bool = F
         if not params.params:
             return None
         params = params.with_changes(params=params.params[1:])
-    if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
-            or params.star_kwarg is not None or function.decorators \
-            or not isinstance(function.body, cst.IndentedBlock):
+    body = _plain_body(function, params)
+    if body is None:
         return None
-    if any(p.default is not None and not _plain(p.default) for p in params.params):
-        return None
-    body = list(function.body.body)
-    if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
-            and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-        body = body[1:]
     names = tuple(p.name.value for p in params.params)
     value = _folded(body, names)
     if value is None:
@@ -446,11 +439,9 @@ def module_grad_helpers(source: str) -> tuple:
     return tuple(found)
 
 
-def _line_helper(function: cst.FunctionDef, imports: dict[str, str]):
-    """(parameter names, defaults, [(local, expression), ...], returned expression, free names) of a helper whose body
-    is ``local = expression`` lines and a last ``return expression`` holding ``torch.autograd.grad`` (its locals read
-    any number of times: written out as lines, not folded into one expression); None otherwise."""
-    params = function.params
+def _plain_body(function: cst.FunctionDef, params: cst.Parameters) -> list | None:
+    """The body of a helper without its docstring, when it takes plain positional parameters (defaults of plain
+    values), has no decorator and an indented body; None otherwise."""
     if params.posonly_params or params.kwonly_params or isinstance(params.star_arg, cst.Param) \
             or params.star_kwarg is not None or function.decorators \
             or not isinstance(function.body, cst.IndentedBlock):
@@ -461,6 +452,15 @@ def _line_helper(function: cst.FunctionDef, imports: dict[str, str]):
     if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
             and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
         body = body[1:]
+    return body
+
+
+def _line_helper(function: cst.FunctionDef, imports: dict[str, str]):
+    """(parameter names, defaults, [(local, expression), ...], returned expression, free names) of a helper whose body
+    is ``local = expression`` lines and a last ``return expression`` holding ``torch.autograd.grad`` (its locals read
+    any number of times: written out as lines, not folded into one expression); None otherwise."""
+    params = function.params
+    body = _plain_body(function, params)
     if not body or not all(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 for s in body):
         return None
     *assigns, last = [s.body[0] for s in body]
