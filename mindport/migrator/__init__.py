@@ -40,7 +40,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    function_classes=frozenset(), float_sites=(), uniform_sites=(), decided_sites=(), return_kinds=None,
                    imported_names=frozenset(), float64_free=None, conv1d_settings_unread=None,
                    tensor_free: bool = False, argument_writers=(), backward_params=None,
-                   record_classes=None, grad_helpers=()) -> ConversionResult:
+                   record_classes=None, grad_helpers=(), loader_reads=frozenset()) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -72,7 +72,9 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     builds in its forward (``mindport.migrator.project.record_classes``), written as dicts; None (a file alone): its
     own. ``grad_helpers``: ((module as imported, name, source, import bindings), ...) the helpers of several lines
     holding ``torch.autograd.grad`` in the project's other modules (``mindport.migrator.grad_helpers.
-    module_grad_helpers``): a call of one this file imports is written out where it stands.
+    module_grad_helpers``): a call of one this file imports is written out where it stands. ``loader_reads``: the
+    names of the project's functions whose results some file reads a DataLoader-only field of (``.dataset`` ...:
+    ``mindport.migrator.project.loader_field_reads``): a DataLoader such a function returns keeps torch's semantics.
     """
     if tensor_free:
         return ConversionResult(code=code)
@@ -101,7 +103,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       conv1d_settings_unread=bool(conv1d_settings_unread),
                       argument_writers=tuple((n, tuple(p), tuple(w)) for n, p, w in argument_writers),
                       grad_helpers=tuple((k, n, src, tuple((b, tuple(t)) for b, t in bind))
-                                         for k, n, src, bind in grad_helpers))
+                                         for k, n, src, bind in grad_helpers),
+                      loader_reads=frozenset(loader_reads))
     registry = load_registry()
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)

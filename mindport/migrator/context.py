@@ -104,6 +104,9 @@ class Options:
     # holding torch.autograd.grad in the project's other modules (grad_helpers.module_grad_helpers), written out
     # where this file calls them
     grad_helpers: tuple = ()
+    # names of the project's functions whose results some file reads a DataLoader-only field of (``.dataset`` ...:
+    # project.loader_field_reads): a DataLoader such a function returns is mindport.runtime.data's
+    loader_reads: frozenset[str] = frozenset()
 
 
 CPU_GUARDED = ("any", "cpu")  # Options.device values whose ports keep the CPU kernel guards

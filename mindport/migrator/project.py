@@ -857,6 +857,61 @@ def imported_names(files: list[tuple[bytes, ast.Module]], local: frozenset[str])
     return frozenset(names)
 
 
+# fields of a torch DataLoader that a mindspore.dataset pipeline has not (rules.data_pipeline's _LOADER_ONLY)
+LOADER_ONLY_FIELDS = frozenset({"dataset", "sampler", "batch_sampler", "drop_last", "num_workers", "collate_fn",
+                                "generator"})
+
+
+def loader_field_reads(files: list[tuple[bytes, ast.Module]]) -> frozenset[str]:
+    """The names of the functions whose results some file of the project reads a DataLoader-only field of
+    (``loader.dataset``, ``.sampler`` ...; :data:`LOADER_ONLY_FIELDS`): ``train_loader, test_loader =
+    get_mnist_loaders(128)`` then ``len(test_loader.dataset)``, or ``make_loader().dataset``. A DataLoader such a
+    function returns, in whichever file defines it, is ``mindport.runtime.data.DataLoader`` (DataPipelineTransform):
+    PitaPitaPiPiPi/pytorch_prac's test loader became a mindspore.dataset pipeline in utils/data_loader.py while main.py
+    read its ``.dataset`` (AttributeError after the first epoch). By the function's name, for every loader it returns.
+    ``files``: :func:`parse_files`."""
+    found: set[str] = set()
+
+    def callee(call: ast.Call) -> str | None:
+        func = call.func
+        return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+    def dotted(node) -> str | None:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute) and (base := dotted(node.value)):
+            return f"{base}.{node.attr}"
+        return None
+
+    def targets(node) -> list[str]:
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return [n for element in node.elts for n in targets(element)]
+        if isinstance(node, ast.Starred):
+            return targets(node.value)
+        return [name] if (name := dotted(node)) else []
+
+    for text, tree in files:
+        if not any(field.encode() in text for field in LOADER_ONLY_FIELDS):
+            continue
+        read: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in LOADER_ONLY_FIELDS:
+                if isinstance(node.value, ast.Call) and (name := callee(node.value)):
+                    found.add(name)  # make_loader().dataset
+                elif name := dotted(node.value):
+                    read.add(name)
+        if not read:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) \
+                    and (name := callee(node.value)):
+                bound = [n for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                         for n in targets(t)]
+                if read.intersection(bound):
+                    found.add(name)
+    return frozenset(found)
+
+
 def argument_writers(files: list[tuple[bytes, ast.Module]], imported: frozenset[str]) -> tuple:
     """((name, params, written params), ...): the module functions other files of the project import
     (:func:`imported_names`) that write into a tensor they are handed and, converted, give it back

@@ -30,7 +30,9 @@ class DataPipelineTransform(Rule):
     ``batch_size=None``, or the file reads ``loader.dataset`` (or ``.sampler``, ``.drop_last`` ..., fields a
     pipeline has not) under any name the loader may reach -- its own, a parameter of a function of the file it is
     passed to (``train(train_loader)`` reading ``dataloader.dataset``), the names a call of a function returning it
-    is assigned to -- the DataLoader is ``mindport.runtime.data.DataLoader``:
+    is assigned to, and what a function returns whose result another file of the project reads such a field of
+    (``convert_path``: ``get_loaders()`` in data.py, ``len(test_loader.dataset)`` in main.py) -- the DataLoader is
+    ``mindport.runtime.data.DataLoader``:
     torch's semantics (samplers drawn lazily, ``default_collate`` into MindSpore tensors, any item structure,
     ``len(loader)``), with the same arguments."""
 
@@ -150,6 +152,10 @@ class DataPipelineTransform(Rule):
 
         walk(node, _Reads())
         self._aliases = _LoaderAliases(node)
+        # another file of the project reads such a field of what one of this file's functions returns
+        # (project.loader_field_reads: ``train_loader, test_loader = get_mnist_loaders(128)``, then
+        # ``len(test_loader.dataset)`` in main.py)
+        self._dataset_read |= {_returned_by(name) for name in self.ctx.options.loader_reads}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [b for b in node.bases if (self.scope.resolve_torch(b.value) or "") in _DATASET_BASES]
@@ -288,6 +294,9 @@ class _LoaderAliases:
                         element = getattr(element, "value", element)
                         if isinstance(element, cst.Call):
                             self._returned_in.add(id(element))
+                            self.join(self._call_token(element), _returned_by(fn.name.value))
+                        elif name := dotted_name(element):
+                            self.join(name, _returned_by(fn.name.value))
         aliases = self
 
         class _Flow(cst.CSTVisitor):
@@ -351,6 +360,11 @@ class _LoaderAliases:
         starts = set(names) | ({self._call_token(call)} if id(call) in self._returned_in else set())
         roots = {self.find(n) for n in starts}
         return starts | roots | {n for n in self.parent if self.find(n) in roots}
+
+
+def _returned_by(function: str) -> str:
+    """The token standing for what a function of the file returns (_LoaderAliases)."""
+    return f"<returned by {function}>"
 
 
 def _held_in(value) -> str | None:
