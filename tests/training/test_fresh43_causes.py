@@ -70,3 +70,85 @@ def test_a_loader_returned_to_another_module_that_reads_its_dataset(tmp_path):
     assert len(t) == len(m) == 3, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
     assert t[-1][0] < t[0][0]
+
+
+# zspalotai-spec/cs336g-a1-basics's adamw.py: a hand-written AdamW whose defaults name its rate "alpha"
+# (``defaults = {"alpha": lr, "beta1": ..., "lambda": weight_decay}``) and keep per-parameter state in
+# ``self.state[p]``. torch's Optimizer takes any defaults; MindSpore's experimental Optimizer, the converted class's
+# base, builds a learning-rate Parameter from every group's "lr" and refused None before training (TypeError: For
+# 'Optimizer', the argument 'learning_rate' must be int, float or Tensor). A converted optimizer's base is now
+# mindport.runtime.optim.Optimizer, whose groups keep torch's keys (no "lr" or "weight_decay" added).
+ALPHA_OPTIMIZER = '''
+import math
+import numpy as np
+import torch
+
+
+class AdamW(torch.optim.Optimizer):
+    def __init__(self, params, lr=1e-2, weight_decay=1e-3, betas=(0.9, 0.95), eps=1e-8):
+        defaults = {"alpha": lr, "beta1": betas[0], "beta2": betas[1], "eps": eps, "lambda": weight_decay}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = None if closure is None else closure()
+        for group in self.param_groups:
+            alpha, beta1, beta2, eps, lmbda = (group["alpha"], group["beta1"], group["beta2"], group["eps"],
+                                               group["lambda"])
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                t = state.get("t", 1)
+                m = state.get("m", torch.zeros_like(p.data))
+                v = state.get("v", torch.zeros_like(p.data))
+                grad = p.grad.data
+                m = beta1 * m + (1 - beta1) * grad
+                v = beta2 * v + (1 - beta2) * grad * grad
+                alpha_t = alpha * math.sqrt(1 - beta2 ** t) / (1 - beta1 ** t)
+                p.data -= alpha_t * m / (v.sqrt() + eps)
+                p.data -= alpha * lmbda * p.data
+                state["t"] = t + 1
+                state["m"] = m
+                state["v"] = v
+        return loss
+
+
+model = torch.nn.Linear(3, 1)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor([[0.3, -0.2, 0.1]]))
+    model.bias.fill_(0.05)
+x = torch.tensor(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+y = x.sum(1, keepdim=True) * 0.5 + 0.2
+optimizer = AdamW(model.parameters(), lr=0.05)
+for step in range(6):
+    optimizer.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item(), sorted(k for k in optimizer.param_groups[0] if k != "params") == ["alpha", "beta1", "beta2", "eps", "lambda"])
+'''
+
+
+def test_a_hand_written_optimizer_whose_defaults_have_no_lr():
+    from mindport import convert_source
+
+    code = convert_source(ALPHA_OPTIMIZER, "script.py").code
+    t = [[float(v) if v not in ("True", "False") else float(v == "True") for v in line]
+         for line in _raw_steps(ALPHA_OPTIMIZER, "torch_alpha")]
+    m = [[float(v) if v not in ("True", "False") else float(v == "True") for v in line]
+         for line in _raw_steps(code, "ms_alpha")]
+    assert len(t) == len(m) == 6, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
+    assert t[-1][0] < t[0][0] and t[0][1] == 1.0
+
+
+def _raw_steps(code: str, name: str) -> list[list[str]]:
+    import io
+    from contextlib import redirect_stdout
+
+    from test_fresh2_causes import load_module
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        load_module(code, name)
+    return [line.split()[1:] for line in out.getvalue().splitlines() if line.startswith("step")]

@@ -15,7 +15,9 @@ class CustomOptimizerTransform(Rule):
     ``p.grad`` -> ``construct(self, gradients, closure=None)`` (what ``optimizer(grads)`` calls in MindSpore), where
     ``p.grad`` is the gradient of ``p`` from ``gradients`` (aligned with ``self.parameters``). The in-place updates
     of ``p`` and of the state tensors are the table's (``mindport.runtime.inplace``). A parameter with no gradient
-    path gets a zero gradient in MindSpore where torch has None: ``if p.grad is None`` skips nothing."""
+    path gets a zero gradient in MindSpore where torch has None: ``if p.grad is None`` skips nothing. The base is
+    ``mindport.runtime.optim.Optimizer`` (MindSpore's experimental Optimizer, whose groups keep torch's keys: its
+    own needs an "lr" in every group)."""
 
     EXAMPLES = (
         Example(
@@ -30,11 +32,11 @@ class CustomOptimizerTransform(Rule):
                                 p.sub_(group["lr"] * p.grad)
             """,
             after="""
-                from mindspore.experimental import optim as ms_optim
                 from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import optim as mp_optim
 
 
-                class MySGD(ms_optim.Optimizer):
+                class MySGD(mp_optim.Optimizer):
                     def construct(self, gradients, closure=None):
                         _grads = {id(param): grad for param, grad in zip(self.parameters, gradients)}
                         for group in self.param_groups:
@@ -51,11 +53,20 @@ class CustomOptimizerTransform(Rule):
         self._in_step = 0
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(any(self.scope.resolve_torch(b.value) in _OPTIMIZER_BASES for b in node.bases))
+        bases = [b for b in node.bases if self.scope.resolve_torch(b.value) in _OPTIMIZER_BASES]
+        for base in bases:
+            self.ctx.handled.add(id(base.value))
+        self._classes.append(bool(bases))
 
     def leave_ClassDef(self, original_node, updated_node):
-        self._classes.pop()
-        return updated_node
+        if not self._classes.pop():
+            return updated_node
+        # the base is mindport.runtime.optim.Optimizer: MindSpore's experimental Optimizer, whose groups keep
+        # torch's keys (MindSpore's needs an "lr" in each: defaults naming the rate "alpha" were refused)
+        base = parse_expression(f"{self.ctx.alias_for('mindport.runtime.optim')}.Optimizer")
+        bases = [b.with_changes(value=base) if self.scope.resolve_torch(o.value) in _OPTIMIZER_BASES else b
+                 for o, b in zip(original_node.bases, updated_node.bases)]
+        return updated_node.with_changes(bases=bases)
 
     def _is_step(self, node: cst.FunctionDef) -> bool:
         return bool(self._classes) and self._classes[-1] and node.name.value == "step"
