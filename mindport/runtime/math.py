@@ -2254,7 +2254,37 @@ def complex_operation(operator, left, right):
     wide = (left_tensor and left.dtype in (ms.float64, ms.complex128)) or \
         (right_tensor and right.dtype in (ms.float64, ms.complex128))
     dtype = ms.complex128 if wide else ms.complex64
+    if operator == "*":
+        return _complex_product(left, right, dtype)
     return _arithmetic(operator, _complex_operand(left, dtype), _complex_operand(right, dtype))
+
+
+def _complex_product(left, right, dtype):
+    """``left * right`` in complex, multiplied out from the real and imaginary parts, (ac - bd) + (ad + bc)i, as
+    torch's kernel computes it: MindSpore 2.10 has no gradient for a complex Mul ("For 'Mul', gradient not support
+    for complex type currently": rotary embeddings through ``view_as_complex(x) * rotation`` failed at the first
+    step, zspalotai-spec/cs336g-a1-basics), while ops.real, ops.imag and Complex have one. A real side has no
+    imaginary part (no complex cast, which has no gradient either)."""
+    part = ms.float64 if dtype == ms.complex128 else ms.float32
+    a, b = _product_parts(left, part)
+    c, d = _product_parts(right, part)
+    real = a * c if b is None or d is None else a * c - b * d
+    imag = a * d if b is None else b * c if d is None else a * d + b * c
+    shape = _broadcast_shapes((real.shape, imag.shape))
+    return _COMPLEX(ops.broadcast_to(real, shape), ops.broadcast_to(imag, shape))
+
+
+def _product_parts(value, part):
+    """(real, imag) of a product's side: a complex tensor's parts, a real tensor (imag None), a number's pair."""
+    if isinstance(value, Tensor):
+        if _is_complex(value.dtype):
+            return ops.real(value).astype(part), ops.imag(value).astype(part)
+        return value.astype(part), None
+    if isinstance(value, tuple):
+        return ops.full((), value[0], dtype=part), ops.full((), value[1], dtype=part)
+    if isinstance(value, builtins.complex):
+        return ops.full((), value.real, dtype=part), ops.full((), value.imag, dtype=part)
+    return ops.full((), float(value), dtype=part), None
 
 
 def _complex_operand(value, dtype):

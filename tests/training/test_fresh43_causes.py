@@ -152,3 +152,61 @@ def _raw_steps(code: str, name: str) -> list[list[str]]:
     with redirect_stdout(out):
         load_module(code, name)
     return [line.split()[1:] for line in out.getvalue().splitlines() if line.startswith("step")]
+
+
+# zspalotai-spec/cs336g-a1-basics's ro_pe.py: rotary embeddings through complex numbers, as LLaMA writes them: a
+# complex buffer ``torch.exp(1j * theta_ik)``, ``torch.view_as_complex(rearrange(x, "... (d d1) -> ... d d1", d1=2))``,
+# ``.mul(rotation)`` and ``torch.view_as_real``. MindSpore 2.10 has no gradient for a complex Mul (TypeError: For
+# 'Mul', gradient not support for complex type currently) and the port failed at its first step. A product with an
+# evidently complex value (the operator, and now ``.mul``/``.multiply``/``torch.mul`` of one) is
+# mindport.runtime.math.complex_operation, which multiplies complex tensors out from their real and imaginary parts
+# (ops.real, ops.imag and Complex have gradients).
+COMPLEX_ROPE = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Rotary(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        theta = torch.outer(torch.arange(n, dtype=torch.float32), 10000.0 ** (-2 * torch.arange(d // 2) / d))
+        self.register_buffer("rot", torch.exp(1j * theta), persistent=False)
+        self.lin = nn.Linear(d, d)
+        self.out = nn.Linear(d, 1)
+        with torch.no_grad():
+            self.lin.weight.copy_(torch.tensor(np.linspace(-0.5, 0.5, d * d, dtype=np.float32).reshape(d, d)))
+            self.lin.bias.fill_(0.1)
+            self.out.weight.copy_(torch.tensor(np.linspace(0.3, -0.3, d, dtype=np.float32).reshape(1, d)))
+            self.out.bias.fill_(0.0)
+
+    def forward(self, x):
+        h = self.lin(x)
+        z = torch.view_as_complex(h.reshape(*h.shape[:-1], -1, 2))
+        a = torch.view_as_real(z.mul(self.rot)).flatten(-2)
+        b = torch.view_as_real(z * self.rot).flatten(-2)
+        return self.out(torch.tanh(a + 0.5 * b)).mean(1)
+
+
+model = Rotary(4, 5)
+x = torch.tensor(np.linspace(-1.0, 1.0, 60, dtype=np.float32).reshape(3, 5, 4))
+y = torch.tensor([[0.5], [-0.2], [0.1]])
+optimizer = torch.optim.SGD(model.parameters(), lr=0.2)
+for step in range(6):
+    optimizer.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+'''
+
+
+def test_rotary_embeddings_through_complex_products_train():
+    from mindport import convert_source
+    from test_fresh2_causes import _losses
+
+    code = convert_source(COMPLEX_ROPE, "script.py").code
+    t, m = _losses(COMPLEX_ROPE, "torch_rope"), _losses(code, "ms_rope")
+    assert len(t) == len(m) == 6, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
+    assert t[-1][0] < t[0][0]

@@ -46,8 +46,10 @@ class TensorIdiomTransform(Rule):
     number is written as the pair of its parts, because GRAPH_MODE holds no complex constant ("Unsupported Constant
     type : 1j": S4D's and GSS's ``-exp(log_A_real) + 1j * A_imag``); the same for the
     arithmetic of a value evidently complex (a name a function bound to a complex number, ``view_as_complex``, an FFT,
-    a complex ``dtype=``, or arithmetic, methods and torch functions of one: S4D's ``dtA = A * dt.unsqueeze(-1)``),
-    which falls back to the plain operator when no complex tensor turns up; the builtin ``abs`` of such a value
+    a complex ``dtype=``, or arithmetic, methods and torch functions of one: S4D's ``dtA = A * dt.unsqueeze(-1)``;
+    its product written ``z.mul(w)``, ``z.multiply(w)`` or ``torch.mul(z, w)`` too: cs336's rotary embeddings),
+    which falls back to the plain operator when no complex tensor turns up and multiplies complex tensors out from
+    their parts (MindSpore 2.10's complex Mul has no gradient); the builtin ``abs`` of such a value
     (``abs(torch.fft.rfft(x))``: real in torch, complex64 in MindSpore) -> torch.abs's target, the real modulus;
     ``str(x.dtype)`` -> ``mp_tensor.dtype_text(x.dtype)``: torch's text of a dtype (``'torch.float32'``; MindSpore's
     is ``'Float32'``, so ``'float16' in str(p.dtype)`` was silently False), any other object's own ``str`` (a numpy
@@ -317,6 +319,10 @@ class TensorIdiomTransform(Rule):
             self.ctx.converted_sites += 1
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.tensor.dtype_text"),
                             args=[cst.Arg(updated_node.args[0].value)])
+        if (operands := self._complex_product(original_node, updated_node)) is not None:
+            self.ctx.converted_sites += 1
+            return cst.Call(func=self.ctx.target_expr("mindport.runtime.math.complex_operation"),
+                            args=[cst.Arg(cst.SimpleString("'*'")), *(cst.Arg(_parts_pair(o)) for o in operands)])
         if self._complex_builtin_abs(original_node):
             entry = self.ctx.registry.lookup("torch.abs")
             self.ctx.converted_sites += 1
@@ -354,6 +360,28 @@ class TensorIdiomTransform(Rule):
                 return shape
             return cst.Subscript(value=shape, slice=[cst.SubscriptElement(cst.Index(updated_node.args[0].value))])
         return updated_node
+
+    def _complex_product(self, original, updated):
+        """The operands of ``z.mul(w)`` / ``z.multiply(w)`` / ``torch.mul(z, w)`` where a side is evidently complex
+        (cs336's RoPE: ``view_as_complex(x).mul(rotation)``), as ``z * w`` is taken (leave_BinaryOperation):
+        ``complex_operation``, whose product has a gradient (MindSpore 2.10's complex Mul has none); else None."""
+        args = original.args
+        if any(a.keyword is not None or a.star for a in args):
+            return None
+        func = original.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("mul", "multiply") and len(args) == 1 \
+                and self.scope.resolve(func.value) is None:
+            operands = (func.value, args[0].value)
+            converted = (updated.func.value, updated.args[0].value) if isinstance(updated.func, cst.Attribute) \
+                and len(updated.args) == 1 else None
+        elif self.scope.resolve_torch(func) in ("torch.mul", "torch.multiply") and len(args) == 2:
+            operands = (args[0].value, args[1].value)
+            converted = tuple(a.value for a in updated.args) if len(updated.args) == 2 else None
+        else:
+            return None
+        if converted is None or not any(self._is_complex(o) for o in operands):
+            return None
+        return converted
 
     def _parameter_attribute(self, expr) -> bool:
         """``data.word_alphabet``, ``data.feature_alphabets[idx]``: a member of a function parameter (not ``self``),
