@@ -25,7 +25,7 @@ from mindspore.experimental.optim import SGD as _SGD
 from mindspore.experimental.optim.lr_scheduler import LRScheduler as _LRScheduler
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
-__all__ = ["Adam", "OneCycleLR", "Optimizer", "SGD", "distinct_names", "load_state_dict", "set_group", "state_dict"]
+__all__ = ["Adam", "OneCycleLR", "Optimizer", "SGD", "live_gradients", "set_grads", "distinct_names", "load_state_dict", "set_group", "state_dict"]
 
 
 class Adam(_AdamW):
@@ -149,6 +149,20 @@ class Optimizer(_Optimizer):
         for key in added:
             self.param_groups[-1].pop(key, None)
         return None
+
+
+def set_grads(optimizer, gradients) -> None:
+    """The gradients a hand-written optimizer's ``construct`` is handed, put on its parameters' ``.grad`` (one per
+    parameter, aligned with ``optimizer.parameters``): the converted step of a subclass reads and writes ``p.grad``
+    as torch's does (CustomOptimizerTransform)."""
+    for param, grad in zip(optimizer.parameters, gradients):
+        param.grad = grad
+
+
+def live_gradients(optimizer) -> tuple:
+    """What the parameters' ``.grad`` holds now, one per parameter (zeros where None): ``super().step(closure)``
+    of a subclass's converted step hands the base's ``construct`` the gradients its body clipped or scaled."""
+    return tuple(ops.zeros_like(p) if getattr(p, "grad", None) is None else p.grad for p in optimizer.parameters)
 
 
 def distinct_names(params):

@@ -210,3 +210,98 @@ def test_rotary_embeddings_through_complex_products_train():
     assert len(t) == len(m) == 6, (t, m, code)
     np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
     assert t[-1][0] < t[0][0]
+
+
+# zspalotai-spec/cs336g-a1-basics's adamw.py goes on: ``class AdamWextra(AdamW)`` overrides ``step`` to clip the
+# gradients with a helper of the project (``gradient_clipping.clip(group["params"], max_norm)``: reads ``p.grad``,
+# ``p.grad *= scale``) and to set each parameter's warmup-cosine rate in ``self.state[p]["alpha"]``, then calls
+# ``super().step(closure)``; its base is built with rate 0.0. Only AdamW's step became ``construct(gradients)``, the
+# training step's ``optimizer(grads)`` ran it alone, and the port trained at rate 0: its loss stayed at 3.7 while
+# torch's fell to 4e-4, silently. A hand-written optimizer's subclass's ``step`` is ``construct(self, gradients,
+# closure)`` too: the gradients are put on the parameters' ``.grad`` first (mindport.runtime.optim.set_grads), its
+# body reads and writes them there as torch's does, and ``super().step(closure)`` hands the base what ``.grad`` then
+# holds (``super().construct(mp_optim.live_gradients(self), closure)``).
+SUBCLASS_STEP = '''
+import math
+import numpy as np
+import torch
+
+
+def clip(params, max_norm, eps=1e-6):
+    params = list(params)
+    norm = 0.0
+    for p in params:
+        if p.grad is None:
+            continue
+        norm += torch.sum(p.grad * p.grad)
+    norm = norm.sqrt()
+    if norm < max_norm:
+        return
+    scale = max_norm / (norm + eps)
+    for p in params:
+        if p.grad is None:
+            continue
+        p.grad *= scale
+
+
+class Plain(torch.optim.Optimizer):
+    def __init__(self, params, lr=0.0, extra=None):
+        defaults = {"alpha": lr}
+        if extra is not None:
+            defaults.update(extra)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = None if closure is None else closure()
+        for group in self.param_groups:
+            alpha = group["alpha"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if "alpha" in state:
+                    alpha = state.get("alpha")
+                p.data -= alpha * p.grad.data
+        return loss
+
+
+class Scheduled(Plain):
+    def __init__(self, params, lr_max, max_norm):
+        super().__init__(params, 0.0, {"alpha_max": lr_max, "max_norm": max_norm})
+
+    def step(self, closure=None):
+        for group in self.param_groups:
+            clip(group["params"], group["max_norm"])
+            for p in group["params"]:
+                state = self.state[p]
+                t = state.get("t", 0)
+                state["alpha"] = group["alpha_max"] * min(1.0, (t + 1) / 3)
+                state["t"] = t + 1
+        return super().step(closure)
+
+
+model = torch.nn.Linear(3, 1)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor([[0.3, -0.2, 0.1]]))
+    model.bias.fill_(0.05)
+x = torch.tensor(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3))
+y = x.sum(1, keepdim=True) * 2.0 + 1.0
+optimizer = Scheduled(model.parameters(), lr_max=0.3, max_norm=1.0)
+for step in range(8):
+    optimizer.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    optimizer.step()
+    print("step", loss.item())
+'''
+
+
+def test_a_hand_written_optimizer_s_subclass_overriding_step():
+    from mindport import convert_source
+    from test_fresh2_causes import _losses
+
+    code = convert_source(SUBCLASS_STEP, "script.py").code
+    t, m = _losses(SUBCLASS_STEP, "torch_sub"), _losses(code, "ms_sub")
+    assert len(t) == len(m) == 8, (t, m, code)
+    np.testing.assert_allclose(m, t, rtol=1e-4, atol=1e-6)
+    assert t[-1][0] < 0.5 * t[0][0]

@@ -15,7 +15,11 @@ class CustomOptimizerTransform(Rule):
     ``p.grad`` -> ``construct(self, gradients, closure=None)`` (what ``optimizer(grads)`` calls in MindSpore), where
     ``p.grad`` is the gradient of ``p`` from ``gradients`` (aligned with ``self.parameters``). The in-place updates
     of ``p`` and of the state tensors are the table's (``mindport.runtime.inplace``). A parameter with no gradient
-    path gets a zero gradient in MindSpore where torch has None: ``if p.grad is None`` skips nothing. The base is
+    path gets a zero gradient in MindSpore where torch has None: ``if p.grad is None`` skips nothing. A subclass of
+    such a class overriding ``step`` (cs336's AdamWextra: clipping through a helper reading ``p.grad``, a schedule in
+    ``self.state[p]``, then ``super().step(closure)``) gets ``construct(self, gradients, closure)`` too, which puts
+    the gradients on the parameters' ``.grad`` (``mindport.runtime.optim.set_grads``), keeps its body's ``p.grad``
+    as torch's, and hands ``super().construct`` what ``.grad`` holds then (``live_gradients``). The base is
     ``mindport.runtime.optim.Optimizer`` (MindSpore's experimental Optimizer, whose groups keep torch's keys: its
     own needs an "lr" in every group)."""
 
@@ -49,17 +53,22 @@ class CustomOptimizerTransform(Rule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._classes: list[bool] = []
+        self._classes: list[str | None] = []  # "torch" (a torch.optim.Optimizer base), "own" (a base of the file's)
+        self._optimizers: set[str] = set()  # the file's hand-written optimizer classes, by name
         self._in_step = 0
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [b for b in node.bases if self.scope.resolve_torch(b.value) in _OPTIMIZER_BASES]
         for base in bases:
             self.ctx.handled.add(id(base.value))
-        self._classes.append(bool(bases))
+        own = any(isinstance(b.value, cst.Name) and b.value.value in self._optimizers for b in node.bases)
+        kind = "torch" if bases else "own" if own else None
+        if kind:
+            self._optimizers.add(node.name.value)
+        self._classes.append(kind)
 
     def leave_ClassDef(self, original_node, updated_node):
-        if not self._classes.pop():
+        if self._classes.pop() != "torch":
             return updated_node
         # the base is mindport.runtime.optim.Optimizer: MindSpore's experimental Optimizer, whose groups keep
         # torch's keys (MindSpore's needs an "lr" in each: defaults naming the rate "alpha" were refused)
@@ -69,14 +78,15 @@ class CustomOptimizerTransform(Rule):
         return updated_node.with_changes(bases=bases)
 
     def _is_step(self, node: cst.FunctionDef) -> bool:
-        return bool(self._classes) and self._classes[-1] and node.name.value == "step"
+        return bool(self._classes) and self._classes[-1] is not None and node.name.value == "step"
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self._is_step(node):
             self._in_step += 1
 
     def leave_Attribute(self, original_node, updated_node):
-        if self._in_step and updated_node.attr.value == "grad" and isinstance(updated_node.value, cst.Name):
+        if self._in_step and self._classes[-1] == "torch" and updated_node.attr.value == "grad" \
+                and isinstance(updated_node.value, cst.Name):
             return parse_expression(f"_grads[id({updated_node.value.value})]")
         return updated_node
 
@@ -92,8 +102,34 @@ class CustomOptimizerTransform(Rule):
             return updated_node
         closure = [p for p in params.params[1:]]
         self.ctx.converted_sites += 1
-        grads = parse_statement("_grads = {id(param): grad for param, grad in zip(self.parameters, gradients)}")
-        body = updated_node.body.with_changes(body=[grads, *updated_node.body.body])
+        if self._classes[-1] == "own":
+            # a subclass of the file's optimizer: its body reads and writes p.grad as torch's does (a helper clips
+            # them), and super().step(closure) hands the base what .grad then holds
+            optim = self.ctx.alias_for("mindport.runtime.optim")
+            grads = parse_statement(f"{optim}.set_grads(self, gradients)")
+            body = updated_node.body.visit(_SuperStep(optim))
+        else:
+            grads = parse_statement("_grads = {id(param): grad for param, grad in zip(self.parameters, gradients)}")
+            body = updated_node.body
+        body = body.with_changes(body=[grads, *body.body])
         return updated_node.with_changes(
             name=cst.Name("construct"), body=body,
             params=params.with_changes(params=[params.params[0], cst.Param(cst.Name("gradients")), *closure]))
+
+
+class _SuperStep(cst.CSTTransformer):
+    """``super().step(closure)`` in a subclass's step -> ``super().construct(mp_optim.live_gradients(self),
+    closure)``: the base's construct takes the gradients as the subclass's body left them on ``.grad``."""
+
+    def __init__(self, optim: str) -> None:
+        super().__init__()
+        self._optim = optim
+
+    def leave_Call(self, original_node, updated_node):
+        func = updated_node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "step" and isinstance(func.value, cst.Call) \
+                and isinstance(func.value.func, cst.Name) and func.value.func.value == "super":
+            live = cst.Arg(parse_expression(f"{self._optim}.live_gradients(self)"))
+            return updated_node.with_changes(func=func.with_changes(attr=cst.Name("construct")),
+                                             args=[live, *updated_node.args])
+        return updated_node
