@@ -637,11 +637,13 @@ def code_of_func(func) -> str:
 
 
 class _IntoBranches(cst.CSTTransformer):
-    """``u = net(x)`` right before an ``if`` whose branches take ``torch.autograd.grad(u, x, ...)`` (kimy-de/pinns:
+    """``u = net(x)`` before an ``if`` whose branches take ``torch.autograd.grad(u, x, ...)`` (kimy-de/pinns:
     ``u_hat_f = pinn(variables_f)``, then ``if args.eq == 'bg': loss_f = ...burgers_equation(u_hat_f, variables_f)``)
     is moved into every branch of the ``if`` (an ``else`` added when it has none): it runs once on every path, where
     it ran, and the training-loop rule finds the statement computing the gradient's outputs from its inputs in the
-    gradient's own block (across blocks it flagged MP105 "does not depend on ... in this block")."""
+    gradient's own block (across blocks it flagged MP105 "does not depend on ... in this block"). Simple statements
+    between it and the ``if`` that neither read nor bind its name or a name it reads (``optimizer.zero_grad()``,
+    another loss term) stay where they are, before it now."""
 
     def __init__(self, imports: dict[str, str]) -> None:
         super().__init__()
@@ -656,17 +658,32 @@ class _IntoBranches(cst.CSTTransformer):
     def _moved(self, body: list) -> list:
         out: list = []
         for stmt in body:
-            before = out[-1] if out else None
-            if isinstance(stmt, cst.If) and isinstance(before, cst.SimpleStatementLine) and len(before.body) == 1 \
-                    and isinstance(before.body[0], cst.Assign) and len(before.body[0].targets) == 1 \
+            if isinstance(stmt, cst.If) and (found := self._source(out, stmt)) is not None:
+                before = out.pop(found)
+                out.append(self._into(stmt, before))
+                continue
+            out.append(stmt)
+        return out
+
+    def _source(self, out: list, node: cst.If) -> int | None:
+        """The index in ``out`` of the assignment whose name a branch of ``node`` takes the gradient of: the
+        nearest one before it, past simple statements that neither read nor bind its name or a name it reads
+        (``optimizer.zero_grad()``, another loss term), which then run before it as they ran after it."""
+        between: set[str] = set()
+        for index in range(len(out) - 1, -1, -1):
+            before = out[index]
+            if not isinstance(before, cst.SimpleStatementLine) \
+                    or any(isinstance(s, (cst.Return, cst.Raise, cst.Break, cst.Continue, cst.Global, cst.Nonlocal,
+                                          cst.Del)) for s in before.body):
+                return None
+            if len(before.body) == 1 and isinstance(before.body[0], cst.Assign) and len(before.body[0].targets) == 1 \
                     and isinstance(before.body[0].targets[0].target, cst.Name):
                 name = before.body[0].targets[0].target.value
                 reads = _Names.of(before.body[0].value)
-                if name not in reads and not self._test_reads(stmt, name) and self._takes_grad(stmt, name, reads):
-                    out[-1] = self._into(stmt, before)
-                    continue
-            out.append(stmt)
-        return out
+                if name not in reads and not self._test_reads(node, name) and self._takes_grad(node, name, reads):
+                    return index if not between & (reads | {name}) else None
+            between |= _Names.of(before)
+        return None
 
     def _test_reads(self, node, name: str) -> bool:
         while isinstance(node, cst.If):
