@@ -1890,6 +1890,16 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     if re.fullmatch(r"edge_?ind(ex|ices|exes)|edges?_?idx|edges|edge_list", name):
         # a sparse graph over the first axis's nodes (PyG's convention): 2 x E node indices, four edges per node
         return [f"2x{4 * int(batch)}:int64:0:{batch}"]
+    if len(dims) == 2 and not spec.split(":")[1].startswith("int"):
+        # beside N x D nodes, what an edge carries: one row per edge, as many as the edge indices above hold
+        # (zengkaipeng/UAlign's SparseEdgeUpdateLayer.forward(node_feats, edge_feats, edge_index): given the nodes'
+        # form, "Sizes of tensors must match ... Expected size 8 but got size 2"); a weight, one value per edge
+        edges = 4 * int(batch)
+        if re.fullmatch(r"edge_?(weights?|w|norm|vals?|values?|scores?)", name):
+            return [f"{edges}:float32", f"{edges}x1:float32", spec]
+        if re.fullmatch(r"edge_?(attrs?|attributes?|feats?|features?|fea|embs?|embeddings?|h|hidden|reprs?|x|"
+                        r"inputs?|states?|vecs?|data)|e_?(attrs?|feats?|h)", name):
+            return [f"{edges}x{dims[-1]}:float32", spec]
     if "mask" in name:
         if len(dims) == 3:
             return [f"{batch}x1x{dims[2]}:float32:1:1", f"{batch}x{dims[1]}:float32:1:1"]
@@ -2325,10 +2335,12 @@ def _int_attrs(module) -> list[int]:
 
 
 def _channels_as(spec: str, was: str, now: str) -> str:
-    """``spec`` with the channel count ``now`` has where it had ``was``'s (same rank, same dtype, other sizes kept)."""
+    """``spec`` with the channel count ``now`` has where it had ``was``'s (same rank, same dtype, other sizes kept).
+    Rank 2 too: rows of features (a graph's edge features beside its nodes', UAlign's SparseEdgeUpdateLayer: the
+    nodes at the width the join's error names, the edges' width with them)."""
     a, b, c = (x.partition(":") for x in (spec, was, now))
     da, db, dc = (x[0].split("x") for x in (a, b, c))
-    if len(da) != len(db) or len(db) != len(dc) or len(da) < 3 or a[2] != b[2] or da[1] != db[1]:
+    if len(da) != len(db) or len(db) != len(dc) or len(da) < 2 or a[2] != b[2] or da[1] != db[1]:
         return spec
     return "x".join([da[0], dc[1], *da[2:]]) + ":" + a[2]
 

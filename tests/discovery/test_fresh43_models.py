@@ -53,3 +53,49 @@ def test_a_file_that_itself_fails_to_import_still_fails(tmp_path):
     '''}
     result = prove_files(tmp_path, files, "tabkit/helpers/norms.py:Norm")["tabkit/helpers/norms.py:Norm"]
     assert result["status"] == "not-built" and "relative import" in result["reason"], result
+
+
+EDGES = '''
+import torch
+from torch import nn
+
+
+class EdgeRefine(nn.Module):
+    """Each edge's features from its two end nodes' and its own (E x D beside N x D nodes)."""
+
+    def __init__(self, node_dim=32, edge_dim=32):
+        super().__init__()
+        width = 2 * node_dim + edge_dim
+        self.mix = nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, edge_dim))
+
+    def forward(self, nodes, edge_feats, edge_index):
+        pair = torch.cat([nodes[edge_index[0]], nodes[edge_index[1]], edge_feats], dim=-1)
+        return self.mix(pair) + edge_feats
+
+
+class WeightedSum(nn.Module):
+    """Each node's neighbours summed, each message scaled by its edge's weight (one per edge)."""
+
+    def __init__(self, dim=32):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x, edge_index, edge_weight):
+        messages = self.proj(x)[edge_index[0]] * edge_weight.unsqueeze(-1)
+        return torch.zeros_like(x).index_add(0, edge_index[1], messages)
+'''
+
+
+def test_edge_features_one_row_per_edge(tmp_path):
+    # zengkaipeng/UAlign's SparseEdgeUpdateLayer.forward(node_feats, edge_feats, edge_index): the edge features were
+    # given the nodes' form (2 x 192, two nodes, the width of the layer the three join into), beside 2 x 8 edge
+    # indices: "Sizes of tensors must match except in dimension 1. Expected size 8 but got size 2". An argument named
+    # for an edge's features has one row per edge (as many as the edge indices have), a weight one value per edge;
+    # when the join's width is wrong, inputs of the nodes' width follow the nodes' at the width the error names
+    results = prove_files(tmp_path, {"edges.py": EDGES}, None)
+    refine = results["edges.py:EdgeRefine"]
+    assert refine["status"] == "proven", refine
+    assert refine["inputs"][1].startswith("8x32:"), refine["inputs"]
+    summed = results["edges.py:WeightedSum"]
+    assert summed["status"] == "proven", summed
+    assert summed["inputs"][2].startswith("8:"), summed["inputs"]
