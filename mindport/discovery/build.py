@@ -2002,6 +2002,13 @@ def _rank_hint(problem: str, given: int | None = None) -> int | None:
     if m is not None and given is not None:
         rank = given - (int(m.group(2)) - int(m.group(1)))
         return rank if 1 <= rank < given else None
+    # an einops pattern the input did not fit: the axes its left side names ("b groups n d -> (b groups) n d": 4;
+    # Raumberg/crop-circles' BAModule rearranges its input first, its first layer a Linear: given 2 x 512 and
+    # 2 x 8 x 512, each refused); none for a pattern with an ellipsis, which takes any rank above its axes
+    m = re.search(r'Error while processing [\w-]+ pattern "([^"]*?)\s*->', problem)
+    if m is not None and "..." not in m.group(1) and "\u2026" not in m.group(1):
+        rank = len(re.findall(r"\([^)]*\)|[^\s()]+", m.group(1)))
+        return rank if 1 <= rank <= 6 and rank != given else None
     # the same of a convolution, which names what it got: "Expected 3D (unbatched) or 4D (batched) input to
     # conv_transpose2d, but got input of size: [2, 1, 16, 1, 1]" after ``z.unsqueeze(-1).unsqueeze(-1)`` of a 3-D z
     m = re.search(r"or (\d)D \(batched\) input to \w+, but got input of size: \[([\d, ]*)\]", problem)

@@ -99,3 +99,31 @@ def test_edge_features_one_row_per_edge(tmp_path):
     summed = results["edges.py:WeightedSum"]
     assert summed["status"] == "proven", summed
     assert summed["inputs"][2].startswith("8:"), summed["inputs"]
+
+
+FOLDED = '''
+import torch
+from torch import nn
+from einops import rearrange
+
+
+class GroupPool(nn.Module):
+    """Groups of token sets folded into the batch, each set pooled after a projection."""
+
+    def __init__(self, dim=16, out=4):
+        super().__init__()
+        self.proj = nn.Linear(dim, out)
+
+    def forward(self, x):
+        sets = rearrange(x, 'b groups n d -> (b groups) n d')
+        return self.proj(sets).amax(dim=1)
+'''
+
+
+def test_an_einops_pattern_says_the_inputs_rank(tmp_path):
+    # Raumberg/crop-circles' BAModule.forward starts with rearrange(x, 'b emb_dim n_pool d_model -> (b emb_dim)
+    # n_pool d_model'), its first layer a Linear: given 2 x 512 and 2 x 8 x 512, each "EinopsError: Error while
+    # processing rearrange-reduction pattern ...". The axes the pattern's left side names are the input's rank
+    result = prove_files(tmp_path, {"folded.py": FOLDED}, None)["folded.py:GroupPool"]
+    assert result["status"] == "proven", result
+    assert result["inputs"][0].count("x") == 3, result["inputs"]
