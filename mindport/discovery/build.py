@@ -810,6 +810,67 @@ def _shrunk(params: list[dict]) -> str:
     return ", ".join(out)
 
 
+_ODD_WANTED = re.compile(r"\bodd\b", re.I)
+_KERNEL_NAME = re.compile(r"(^|_)(kernel|kernel_?size|ksize|k_?size|kernel_?width|kernel_?len(gth)?)$", re.I)
+
+
+def odd_kernels(ctor: str, params: list[dict]) -> str | None:
+    """The constructor text ``ctor`` with each even kernel size odd (one less; 3 for 2 and under), when building
+    said a number must be odd ("kernel_size should be a odd number for padding": a "same" padding of (k - 1) // 2).
+    The kernel sizes are the parameters named so, given in ``ctor`` (by keyword or position) or else their int
+    defaults, which a container hands on as they are (dudgns0908/Conformer's ConformerBlock: ``conv_kernel_size=32``
+    by default, its ConvolutionModule asserting an odd one; the block and the encoder not built). None when no
+    kernel size is even."""
+    import ast as _ast
+
+    try:
+        call = _ast.parse(f"f({ctor})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(call, _ast.Call):
+        return None
+    positional = [p["name"] for p in params if p["kind"] == "positional"]
+    given = {kw.arg: kw for kw in call.keywords if kw.arg}
+    changed = False
+
+    def odd(value) -> int | None:
+        return (value - 1 if value > 2 else 3) if type(value) is int and value % 2 == 0 else None
+
+    for p in params:
+        name = p["name"]
+        if not _KERNEL_NAME.search(name) or p["kind"] not in ("positional", "keyword"):
+            continue
+        index = positional.index(name) if name in positional else None
+        if name in given:
+            node = given[name].value
+        elif index is not None and index < len(call.args) and not any(
+                isinstance(a, _ast.Starred) for a in call.args[:index + 1]):
+            node = call.args[index]
+        else:
+            try:
+                new = odd(_ast.literal_eval(p["default"])) if p["default"] is not None else None
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                new = None
+            if new is not None:
+                call.keywords.append(_ast.keyword(arg=name, value=_ast.Constant(new)))
+                changed = True
+            continue
+        try:
+            new = odd(_ast.literal_eval(node))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            new = None
+        if new is None:
+            continue
+        changed = True
+        if name in given:
+            given[name].value = _ast.Constant(new)
+        else:
+            call.args[index] = _ast.Constant(new)
+    if not changed:
+        return None
+    return _ast.unparse(call)[2:-1]
+
+
 def shrunk_call(ctor: str, params: list[dict]) -> str | None:
     """The constructor text ``ctor`` (a call's arguments, as the repository wrote them) with its literal size-like
     arguments small (``_small_size``), positional ones named by ``params`` order: a construction over the parameter
@@ -2821,6 +2882,9 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             if isinstance(exc, KeyboardInterrupt):
                 raise
             errors.append(f"{origin} ({ctor}): {_short(exc)}")
+            odd = odd_kernels(ctor, cand["params"]) if _ODD_WANTED.search(_short(exc)) else None
+            if odd is not None and all(odd != c for _, c in attempts):
+                attempts.insert(attempts.index((origin, ctor)) + 1, (f"{origin}, odd kernel sizes", odd))
             handed = _kwargs_handed_on(cand, ctor, exc)
             if handed is not None and all(handed != c for _, c in attempts):
                 attempts.insert(attempts.index((origin, ctor)) + 1, (f"{origin}, the arguments its **kwargs hand on",

@@ -127,3 +127,42 @@ def test_an_einops_pattern_says_the_inputs_rank(tmp_path):
     result = prove_files(tmp_path, {"folded.py": FOLDED}, None)["folded.py:GroupPool"]
     assert result["status"] == "proven", result
     assert result["inputs"][0].count("x") == 3, result["inputs"]
+
+
+ODD_KERNEL = '''
+import torch
+from torch import nn
+
+
+class DepthwiseMix(nn.Module):
+    """A depthwise convolution over time at "same" padding, which only an odd kernel keeps."""
+
+    def __init__(self, channels, kernel_size=31):
+        super().__init__()
+        assert (kernel_size - 1) % 2 == 0, "kernel_size should be odd"
+        self.conv = nn.Conv1d(channels, channels, kernel_size, padding=(kernel_size - 1) // 2, groups=channels)
+        self.norm = nn.BatchNorm1d(channels)
+
+    def forward(self, x):
+        return x + self.norm(self.conv(x))
+
+
+class Block(nn.Module):
+    def __init__(self, dim=16, conv_kernel_size=32):
+        super().__init__()
+        self.proj = nn.Linear(dim, dim)
+        self.mix = DepthwiseMix(dim, kernel_size=conv_kernel_size)
+
+    def forward(self, x):
+        return self.mix(self.proj(x).transpose(1, 2)).transpose(1, 2)
+'''
+
+
+def test_a_kernel_size_asserted_odd(tmp_path):
+    # dudgns0908/Conformer's ConformerBlock(conv_kernel_size=32) hands its default to a ConvolutionModule that
+    # asserts an odd kernel ("kernel_size should be a odd number for padding"): every construction kept 32, the
+    # block and the encoder not built. An error that asks for an odd number makes the kernel sizes of the
+    # construction odd (one less), tried next
+    result = prove_files(tmp_path, {"odd.py": ODD_KERNEL}, "odd.py:Block")["odd.py:Block"]
+    assert result["status"] == "proven", result
+    assert "conv_kernel_size=31" in result["ctor"], result["ctor"]
