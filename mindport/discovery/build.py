@@ -915,6 +915,10 @@ def shrunk_call(ctor: str, params: list[dict]) -> str | None:
 _SPATIAL_SIZE = r"^(img|image|input|in|feat|feature|frame|map|spatial)_?(size|shape|hw)$"
 
 
+_SUPPORTS = re.compile(r"supports|(graph_?)?support_?(list|mats|matrices)|adj_?(mxs|mats|matrices|list|lists)|adjs|"
+                       r"adjacenc(ies|y_?list|y_?matrices)")
+
+
 def used_value(param: dict, size: int = 16, repository_defaults: bool = True) -> str | None:
     """A value of the kind the class uses the parameter as (scan.py's ``use``): a namespace with the attributes it
     reads (``args.hidden_size`` -> ``SimpleNamespace(hidden_size=16)``; an attribute with a literal argparse default
@@ -933,6 +937,14 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
     if use == "instance":  # an object of a project class whose methods the class calls (ACNet's ConvBuilder): built
         # with its own constructor, None for each required argument
         return f"{param['attrs']['class']}({', '.join(['None'] * param['attrs'].get('required', 0))})"
+    if use == "sequence" and _SUPPORTS.fullmatch(param["name"].lower()):
+        # a graph's supports (transition or adjacency matrices over its nodes: DCRNN, Graph WaveNet, STGCN), each
+        # diffused over the nodes (``torch.einsum('ij,bjk->bik', support, x)``): two N x N matrices of positive
+        # values whose rows sum to about 1, N the size the node count gets; the same on both sides (prove.ms_ctor
+        # converts the text). As ints, [8, 16]: "expected Tensor as element 0 in argument 1, but got int"
+        # (panwangwin/SpatialTemporalNetTrainer-pytorch's DiffusionGCN, DiffusionGCN2, DCGRUCell, DCRNN ...)
+        return "[" + ", ".join(f"torch.linspace({a}, {b}, {size * size}).reshape({size}, {size}) / {size}"
+                               for a, b in ((0.5, 1.5), (1.5, 0.5))) + "]"
     if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
         value = small_value(param["name"], "list", size)
         length = param.get("length", 0)

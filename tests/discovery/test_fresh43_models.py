@@ -166,3 +166,39 @@ def test_a_kernel_size_asserted_odd(tmp_path):
     result = prove_files(tmp_path, {"odd.py": ODD_KERNEL}, "odd.py:Block")["odd.py:Block"]
     assert result["status"] == "proven", result
     assert "conv_kernel_size=31" in result["ctor"], result["ctor"]
+
+
+SUPPORTS = '''
+import torch
+from torch import nn
+
+
+class DiffusionConv(nn.Module):
+    """Diffusion over each support (a row-normalised transition matrix), ``order`` steps, the steps joined."""
+
+    def __init__(self, supports, num_nodes, c_in, c_out, order=2):
+        super().__init__()
+        self.supports = supports
+        self.num_nodes = num_nodes
+        self.order = order
+        self.mlp = nn.Linear(c_in * (order * len(supports) + 1), c_out)
+
+    def forward(self, x):
+        assert x.shape[1] == self.num_nodes
+        out = [x]
+        for a in self.supports:
+            h = x
+            for _ in range(self.order):
+                h = torch.einsum('nm,bmc->bnc', a, h)
+                out.append(h)
+        return self.mlp(torch.cat(out, dim=-1))
+'''
+
+
+def test_a_graphs_supports_handed_to_the_constructor(tmp_path):
+    # panwangwin/SpatialTemporalNetTrainer-pytorch's DiffusionGCN(supports, node_num, dim_in, dim_out, order): the
+    # supports were [8, 16] ("expected Tensor as element 0 in argument 1, but got int"), as were those of DCGRUCell,
+    # DCRNN and its Decoder: a list named so is N x N matrices, N the node count's size
+    result = prove_files(tmp_path, {"diffusion.py": SUPPORTS}, None)["diffusion.py:DiffusionConv"]
+    assert result["status"] == "proven", result
+    assert "supports=[torch.linspace(" in result["ctor"], result["ctor"]
