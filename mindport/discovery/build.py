@@ -810,6 +810,67 @@ def _shrunk(params: list[dict]) -> str:
     return ", ".join(out)
 
 
+_ODD_WANTED = re.compile(r"\bodd\b", re.I)
+_KERNEL_NAME = re.compile(r"(^|_)(kernel|kernel_?size|ksize|k_?size|kernel_?width|kernel_?len(gth)?)$", re.I)
+
+
+def odd_kernels(ctor: str, params: list[dict]) -> str | None:
+    """The constructor text ``ctor`` with each even kernel size odd (one less; 3 for 2 and under), when building
+    said a number must be odd ("kernel_size should be a odd number for padding": a "same" padding of (k - 1) // 2).
+    The kernel sizes are the parameters named so, given in ``ctor`` (by keyword or position) or else their int
+    defaults, which a container hands on as they are (dudgns0908/Conformer's ConformerBlock: ``conv_kernel_size=32``
+    by default, its ConvolutionModule asserting an odd one; the block and the encoder not built). None when no
+    kernel size is even."""
+    import ast as _ast
+
+    try:
+        call = _ast.parse(f"f({ctor})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not isinstance(call, _ast.Call):
+        return None
+    positional = [p["name"] for p in params if p["kind"] == "positional"]
+    given = {kw.arg: kw for kw in call.keywords if kw.arg}
+    changed = False
+
+    def odd(value) -> int | None:
+        return (value - 1 if value > 2 else 3) if type(value) is int and value % 2 == 0 else None
+
+    for p in params:
+        name = p["name"]
+        if not _KERNEL_NAME.search(name) or p["kind"] not in ("positional", "keyword"):
+            continue
+        index = positional.index(name) if name in positional else None
+        if name in given:
+            node = given[name].value
+        elif index is not None and index < len(call.args) and not any(
+                isinstance(a, _ast.Starred) for a in call.args[:index + 1]):
+            node = call.args[index]
+        else:
+            try:
+                new = odd(_ast.literal_eval(p["default"])) if p["default"] is not None else None
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                new = None
+            if new is not None:
+                call.keywords.append(_ast.keyword(arg=name, value=_ast.Constant(new)))
+                changed = True
+            continue
+        try:
+            new = odd(_ast.literal_eval(node))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            new = None
+        if new is None:
+            continue
+        changed = True
+        if name in given:
+            given[name].value = _ast.Constant(new)
+        else:
+            call.args[index] = _ast.Constant(new)
+    if not changed:
+        return None
+    return _ast.unparse(call)[2:-1]
+
+
 def shrunk_call(ctor: str, params: list[dict]) -> str | None:
     """The constructor text ``ctor`` (a call's arguments, as the repository wrote them) with its literal size-like
     arguments small (``_small_size``), positional ones named by ``params`` order: a construction over the parameter
@@ -854,6 +915,10 @@ def shrunk_call(ctor: str, params: list[dict]) -> str | None:
 _SPATIAL_SIZE = r"^(img|image|input|in|feat|feature|frame|map|spatial)_?(size|shape|hw)$"
 
 
+_SUPPORTS = re.compile(r"supports|(graph_?)?support_?(list|mats|matrices)|adj_?(mxs|mats|matrices|list|lists)|adjs|"
+                       r"adjacenc(ies|y_?list|y_?matrices)")
+
+
 def used_value(param: dict, size: int = 16, repository_defaults: bool = True) -> str | None:
     """A value of the kind the class uses the parameter as (scan.py's ``use``): a namespace with the attributes it
     reads (``args.hidden_size`` -> ``SimpleNamespace(hidden_size=16)``; an attribute with a literal argparse default
@@ -872,6 +937,14 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
     if use == "instance":  # an object of a project class whose methods the class calls (ACNet's ConvBuilder): built
         # with its own constructor, None for each required argument
         return f"{param['attrs']['class']}({', '.join(['None'] * param['attrs'].get('required', 0))})"
+    if use == "sequence" and _SUPPORTS.fullmatch(param["name"].lower()):
+        # a graph's supports (transition or adjacency matrices over its nodes: DCRNN, Graph WaveNet, STGCN), each
+        # diffused over the nodes (``torch.einsum('ij,bjk->bik', support, x)``): two N x N matrices of positive
+        # values whose rows sum to about 1, N the size the node count gets; the same on both sides (prove.ms_ctor
+        # converts the text). As ints, [8, 16]: "expected Tensor as element 0 in argument 1, but got int"
+        # (panwangwin/SpatialTemporalNetTrainer-pytorch's DiffusionGCN, DiffusionGCN2, DCGRUCell, DCRNN ...)
+        return "[" + ", ".join(f"torch.linspace({a}, {b}, {size * size}).reshape({size}, {size}) / {size}"
+                               for a, b in ((0.5, 1.5), (1.5, 0.5))) + "]"
     if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
         value = small_value(param["name"], "list", size)
         length = param.get("length", 0)
@@ -1890,6 +1963,16 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     if re.fullmatch(r"edge_?ind(ex|ices|exes)|edges?_?idx|edges|edge_list", name):
         # a sparse graph over the first axis's nodes (PyG's convention): 2 x E node indices, four edges per node
         return [f"2x{4 * int(batch)}:int64:0:{batch}"]
+    if len(dims) == 2 and not spec.split(":")[1].startswith("int"):
+        # beside N x D nodes, what an edge carries: one row per edge, as many as the edge indices above hold
+        # (zengkaipeng/UAlign's SparseEdgeUpdateLayer.forward(node_feats, edge_feats, edge_index): given the nodes'
+        # form, "Sizes of tensors must match ... Expected size 8 but got size 2"); a weight, one value per edge
+        edges = 4 * int(batch)
+        if re.fullmatch(r"edge_?(weights?|w|norm|vals?|values?|scores?)", name):
+            return [f"{edges}:float32", f"{edges}x1:float32", spec]
+        if re.fullmatch(r"edge_?(attrs?|attributes?|feats?|features?|fea|embs?|embeddings?|h|hidden|reprs?|x|"
+                        r"inputs?|states?|vecs?|data)|e_?(attrs?|feats?|h)", name):
+            return [f"{edges}x{dims[-1]}:float32", spec]
     if "mask" in name:
         if len(dims) == 3:
             return [f"{batch}x1x{dims[2]}:float32:1:1", f"{batch}x{dims[1]}:float32:1:1"]
@@ -1992,6 +2075,13 @@ def _rank_hint(problem: str, given: int | None = None) -> int | None:
     if m is not None and given is not None:
         rank = given - (int(m.group(2)) - int(m.group(1)))
         return rank if 1 <= rank < given else None
+    # an einops pattern the input did not fit: the axes its left side names ("b groups n d -> (b groups) n d": 4;
+    # Raumberg/crop-circles' BAModule rearranges its input first, its first layer a Linear: given 2 x 512 and
+    # 2 x 8 x 512, each refused); none for a pattern with an ellipsis, which takes any rank above its axes
+    m = re.search(r'Error while processing [\w-]+ pattern "([^"]*?)\s*->', problem)
+    if m is not None and "..." not in m.group(1) and "\u2026" not in m.group(1):
+        rank = len(re.findall(r"\([^)]*\)|[^\s()]+", m.group(1)))
+        return rank if 1 <= rank <= 6 and rank != given else None
     # the same of a convolution, which names what it got: "Expected 3D (unbatched) or 4D (batched) input to
     # conv_transpose2d, but got input of size: [2, 1, 16, 1, 1]" after ``z.unsqueeze(-1).unsqueeze(-1)`` of a 3-D z
     m = re.search(r"or (\d)D \(batched\) input to \w+, but got input of size: \[([\d, ]*)\]", problem)
@@ -2325,10 +2415,12 @@ def _int_attrs(module) -> list[int]:
 
 
 def _channels_as(spec: str, was: str, now: str) -> str:
-    """``spec`` with the channel count ``now`` has where it had ``was``'s (same rank, same dtype, other sizes kept)."""
+    """``spec`` with the channel count ``now`` has where it had ``was``'s (same rank, same dtype, other sizes kept).
+    Rank 2 too: rows of features (a graph's edge features beside its nodes', UAlign's SparseEdgeUpdateLayer: the
+    nodes at the width the join's error names, the edges' width with them)."""
     a, b, c = (x.partition(":") for x in (spec, was, now))
     da, db, dc = (x[0].split("x") for x in (a, b, c))
-    if len(da) != len(db) or len(db) != len(dc) or len(da) < 3 or a[2] != b[2] or da[1] != db[1]:
+    if len(da) != len(db) or len(db) != len(dc) or len(da) < 2 or a[2] != b[2] or da[1] != db[1]:
         return spec
     return "x".join([da[0], dc[1], *da[2:]]) + ":" + a[2]
 
@@ -2802,6 +2894,9 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             if isinstance(exc, KeyboardInterrupt):
                 raise
             errors.append(f"{origin} ({ctor}): {_short(exc)}")
+            odd = odd_kernels(ctor, cand["params"]) if _ODD_WANTED.search(_short(exc)) else None
+            if odd is not None and all(odd != c for _, c in attempts):
+                attempts.insert(attempts.index((origin, ctor)) + 1, (f"{origin}, odd kernel sizes", odd))
             handed = _kwargs_handed_on(cand, ctor, exc)
             if handed is not None and all(handed != c for _, c in attempts):
                 attempts.insert(attempts.index((origin, ctor)) + 1, (f"{origin}, the arguments its **kwargs hand on",

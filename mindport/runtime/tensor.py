@@ -510,7 +510,11 @@ def _tensor_leaves(data):
 def _typed_constructor(name: str, dtype, cuda: bool = False):
     torch_name = f"torch.cuda.{name}" if cuda else f"torch.{name}"
 
-    def make(cls, *data, device=None):
+    def make(cls, *data, size=None, device=None):
+        if size is not None:  # torch.FloatTensor(size=(d_in, d_out)): the sizes as a keyword (nothing else with it)
+            if data:
+                raise TypeError(f"{torch_name}: data and size= together (torch takes one or the other)")
+            return ops.zeros(tuple(int(n) for n in size), dtype)
         if not data:  # torch.FloatTensor(): an empty 1-D tensor, not a 0-d one
             return ops.zeros((0,), dtype)
         if len(data) == 1 and not isinstance(data[0], int):
@@ -536,8 +540,8 @@ def _typed_constructor(name: str, dtype, cuda: bool = False):
             raise TypeError(f"{name}: expected data or sizes, got {data!r}")
         return ops.zeros(tuple(data), dtype)
 
-    doc = (f"``{torch_name}(data)`` / ``{torch_name}(*sizes)``: a {dtype} tensor from a list, array or tensor, or of "
-           f"the given sizes (zeros; torch leaves them uninitialised). MindSpore has no typed tensor classes: "
+    doc = (f"``{torch_name}(data)`` / ``{torch_name}(*sizes)`` / ``{torch_name}(size=sizes)``: a {dtype} tensor from "
+           f"a list, array or tensor, or of the given sizes (zeros; torch leaves them uninitialised). MindSpore has no typed tensor classes: "
            f"``isinstance(x, {torch_name})`` is True for a {dtype} tensor when the run is "
            f"{'on an accelerator' if cuda else 'on the CPU'} (see _TypedTensorMeta).")
     return _TypedTensorMeta(f"cuda_{name}" if cuda else name, (), {
@@ -548,12 +552,13 @@ def _typed_constructor(name: str, dtype, cuda: bool = False):
 FloatTensor = _typed_constructor("FloatTensor", ms.float32)
 
 
-def Tensor(*data, device=None):  # noqa: N802 - torch's name
+def Tensor(*data, size=None, device=None):  # noqa: N802 - torch's name
     """``torch.Tensor(...)`` called: of a tensor, that tensor (its dtype kept, as torch returns it); otherwise
-    ``torch.FloatTensor``'s meaning (data or sizes, float32 whatever the data: ``ms.Tensor([1, 2])`` is int64)."""
-    if len(data) == 1 and isinstance(data[0], ms.Tensor):
+    ``torch.FloatTensor``'s meaning (data or sizes, float32 whatever the data: ``ms.Tensor([1, 2])`` is int64;
+    ``size=`` the sizes as a keyword)."""
+    if len(data) == 1 and isinstance(data[0], ms.Tensor) and size is None:
         return data[0]
-    return FloatTensor(*data, device=device)
+    return FloatTensor(*data, size=size, device=device)
 
 
 def sparse_FloatTensor(*data, device=None):  # noqa: N802 - torch's name

@@ -18,6 +18,11 @@ class DictUpdateTransform(Rule):
     argument 'context'"); item assignments compile, with the same dict in Python. Only keyword arguments, or one dict
     display with string keys, on a dict the method owns; ``pbar.update(1)`` and the like are other objects' methods
     and are left alone.
+
+    ``opts.setdefault('scale', 2.0)`` on such a dict, a statement or the value of ``y = ...``, becomes ``if 'scale'
+    not in opts: opts['scale'] = 2.0`` (then ``y = opts['scale']``): GRAPH_MODE left the dict unchanged by
+    setdefault ("The key 'scale' does not exist in the dict"). Only a key read twice safely (a literal, a name, an
+    attribute of one); the default is evaluated only when the key is missing, as the dict ends the same.
     """
 
     EXAMPLES = (
@@ -37,7 +42,8 @@ class DictUpdateTransform(Rule):
                             kwargs.update(context=self.norm(kwargs['context']))
                         extra = {}
                         extra.update({'scale': 2})
-                        return self.fn(self.norm(x), **kwargs) * extra['scale']
+                        shift = extra.setdefault('shift', 1)
+                        return self.fn(self.norm(x), **kwargs) * extra['scale'] + shift
             """,
             after="""
                 from mindspore import nn
@@ -54,9 +60,13 @@ class DictUpdateTransform(Rule):
                             kwargs['context'] = self.norm(kwargs['context'])
                         extra = {}
                         extra['scale'] = 2
-                        return self.fn(self.norm(x), **kwargs) * extra['scale']
+                        if 'shift' not in extra:
+                            extra['shift'] = 1
+                        shift = extra['shift']
+                        return self.fn(self.norm(x), **kwargs) * extra['scale'] + shift
             """,
-            note="The forwarded keyword replaced by an item assignment, which a static graph keeps.",
+            note="The forwarded keyword replaced by an item assignment, and a setdefault by a test and one, which a "
+                 "static graph keeps.",
         ),
     )
 
@@ -78,7 +88,20 @@ class DictUpdateTransform(Rule):
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
         dicts = self._dicts[-1] if self._dicts else None
-        if not dicts or len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.Expr):
+        if not dicts or len(updated_node.body) != 1:
+            return updated_node
+        setdefault = _setdefault(updated_node.body[0], dicts)
+        if setdefault is not None:
+            name, key, value, target = setdefault
+            item = cst.Subscript(value=name, slice=[cst.SubscriptElement(cst.Index(key.deep_clone()))])
+            test = cst.Comparison(key, [cst.ComparisonTarget(cst.NotIn(), name.deep_clone())])
+            lines = [cst.If(test=test, body=cst.IndentedBlock([cst.SimpleStatementLine(
+                [cst.Assign([cst.AssignTarget(item)], value)])]), leading_lines=updated_node.leading_lines)]
+            if target is not None:
+                lines.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(target)], item.deep_clone())]))
+            self.ctx.converted_sites += 1
+            return cst.FlattenSentinel(lines)
+        if not isinstance(updated_node.body[0], cst.Expr):
             return updated_node
         call = updated_node.body[0].value
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "update"
@@ -94,6 +117,33 @@ class DictUpdateTransform(Rule):
             for i, (key, value) in enumerate(pairs)]
         self.ctx.converted_sites += 1
         return cst.FlattenSentinel(lines)
+
+
+def _setdefault(statement, dicts: frozenset[str]):
+    """``d.setdefault(k[, v])`` as a statement, or as the value of ``y = ...`` (one name): (d, k, v, y or None) when
+    ``d`` is one of ``dicts`` and ``k`` may be read twice; None otherwise."""
+    target = None
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0].target, cst.Name):
+        target, call = statement.targets[0].target, statement.value
+    elif isinstance(statement, cst.Expr):
+        call = statement.value
+    else:
+        return None
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "setdefault"
+            and isinstance(call.func.value, cst.Name) and call.func.value.value in dicts
+            and 1 <= len(call.args) <= 2 and all(a.keyword is None and not a.star for a in call.args)
+            and _plain_key(call.args[0].value)):
+        return None
+    value = call.args[1].value if len(call.args) == 2 else cst.Name("None")
+    return call.func.value, call.args[0].value, value, target
+
+
+def _plain_key(node) -> bool:
+    """A key that reads the same twice: a literal, a name, or an attribute of one (``self.key``)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return isinstance(node, (cst.SimpleString, cst.Integer, cst.Float, cst.Name))
 
 
 def _pairs(args) -> list | None:

@@ -536,7 +536,49 @@ def _import_module(ref: ModelRef):
     except Exception as exc:
         if _definitions_retry(exc):  # a project file's module-level code raised: its definitions, once more
             return _import_module(ref)
+        bare: set[str] = set()
+        failure = exc
+        while _bare_packages(ref, failure, bare):
+            try:
+                return importlib.import_module(ref.module)
+            except Exception as again:  # noqa: BLE001 - another package's __init__, or the file's own fault
+                failure = again
         raise InputError(f"importing {ref.where} failed: {type(exc).__name__}: {exc}\n{_short_tb()}") from exc
+
+
+def _bare_packages(ref: ModelRef, exc: BaseException, bare: set[str]) -> bool:
+    """After ``exc`` stopped the import of ``ref.module`` in the ``__init__.py`` of packages above the file, before
+    the file ran: those packages (with ``bare``, the ones made so before) put in ``sys.modules`` bare, their folder
+    and no ``__init__`` run, so that the file imports as itself. Raumberg/crop-circles' ``lib/deeplib/__init__.py``
+    imports its files as Python 2 did (``import deepdata``: a top-level module, found through the package folders
+    last on sys.path), one of which imports relatively ("attempted relative import with no known parent package"):
+    every model under ``lib/`` stopped there, in torch as in the port, their own files importing nothing that fails.
+    False (nothing changed) when the file itself ran, or no package above it was where the import stopped."""
+    if ref.file is None or not ref.module:
+        return False
+    files = {os.path.realpath(f.filename) for f in traceback.extract_tb(exc.__traceback__)}
+    if os.path.realpath(ref.file) in files:
+        return False  # the file's own import failed: its own fault, as in torch
+    parts = ref.module.split(".")
+    own = ref.file.parent if ref.file.name == "__init__.py" else ref.file
+    folders = {".".join(parts[:i]): own.parents[len(parts) - 1 - i] for i in range(1, len(parts))}
+    stopped = {name for name, folder in folders.items()
+               if os.path.realpath(folder / "__init__.py") in files and name not in bare}
+    if not stopped:
+        return False
+    bare |= stopped
+    _forget_package(parts[0])
+    if ref.root_package:  # the search path as a package (``_rooted``): itself again, its folder has no __init__
+        _root_package(ref)
+    for name in folders:  # each package above the file: bare if its __init__ failed, else imported as it is
+        if name in bare:
+            spec = importlib.machinery.ModuleSpec(name, None, is_package=True)
+            spec.submodule_search_locations = [str(folders[name])]
+            sys.modules[name] = importlib.util.module_from_spec(spec)
+            parent, _, child = name.rpartition(".")
+            if parent in sys.modules:
+                setattr(sys.modules[parent], child, sys.modules[name])
+    return True
 
 
 def _definitions_retry(exc: BaseException) -> bool:
