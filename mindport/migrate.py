@@ -520,6 +520,6 @@ compared at its own initialisation and at a random weight draw (every parameter 
 <td>{% if x.ctor is not none %}<code>({{ x.ctor }})</code>{% endif %}</td><td>{{ (x.inputs or [])|join(', ') }}</td>
 <td class="num">{{ '%.3g'|format(x.max_rel) if x.max_rel is not none else '' }}</td>
 <td>{% if x.first_divergent %}<code>{{ x.first_divergent.layer }}</code> {{ x.first_divergent.file }}{% if x.first_divergent.line %}:{{ x.first_divergent.line }}{% endif %}{% endif %}</td>
-<td>{{ x.get('error') or x.get('reason') or '' }}</td></tr>{% endfor %}</table>
+<td>{{ x.get('error') or x.get('reason') or x.get('graph_note') or '' }}</td></tr>{% endfor %}</table>
 </section>
 """

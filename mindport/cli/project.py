@@ -453,6 +453,8 @@ def _print_models(report, console) -> None:
 
     for m in report.models:
         if m["status"] == "proven":
+            if m.get("graph_note"):  # proven, but its GRAPH_MODE needs a setting the user must make too
+                console.print(f"  {escape(m['class'])}: proven; GRAPH_MODE {escape(m['graph_note'])}", markup=True)
             continue
         why = m.get("error") or m.get("reason") or ""
         fd = m.get("first_divergent")

@@ -589,6 +589,9 @@ def _verdict(entry: dict, draws: list) -> dict:
             entry["draws"][-1]["float32_noise"] = report.settings["float32_noise"]
     entry["max_rel"] = max((d["max_rel"] for d in entry["draws"] if d["max_rel"] is not None), default=None)
     draw, report = draws[-1]
+    notes = [r.graph.note for _, r in draws if r.graph.note]
+    if notes:  # compiled only past a default (the call depth): the user's GRAPH_MODE needs the same
+        entry["graph_note"] = notes[0]
     if report.ok and len(draws) == 2:
         entry["status"] = "proven"
         noisy = [d["draw"] for d in entry["draws"] if d.get("float32_noise")]

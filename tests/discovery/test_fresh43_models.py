@@ -202,3 +202,46 @@ def test_a_graphs_supports_handed_to_the_constructor(tmp_path):
     result = prove_files(tmp_path, {"diffusion.py": SUPPORTS}, None)["diffusion.py:DiffusionConv"]
     assert result["status"] == "proven", result
     assert "supports=[torch.linspace(" in result["ctor"], result["ctor"]
+
+
+UNROLLED = '''
+import torch
+from torch import nn
+
+
+class StackedSeq2Seq(nn.Module):
+    """Stacked GRU cells over every step in, then over as many steps out, each layer's state kept in a list."""
+
+    def __init__(self, dim=8, hidden=8, layers=2, horizon=128):
+        super().__init__()
+        self.horizon, self.hidden = horizon, hidden
+        self.encoder = nn.ModuleList([nn.GRUCell(dim if i == 0 else hidden, hidden) for i in range(layers)])
+        self.decoder = nn.ModuleList([nn.GRUCell(dim if i == 0 else hidden, hidden) for i in range(layers)])
+        self.out = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        states = [torch.zeros(x.shape[0], self.hidden) for _ in self.encoder]
+        for step in torch.unbind(x, dim=1):
+            h = step
+            for layer in range(len(self.encoder)):
+                states[layer] = self.encoder[layer](h, states[layer])
+                h = states[layer]
+        token, outputs = torch.zeros_like(x[:, 0]), []
+        for _ in range(self.horizon):
+            h = token
+            for layer in range(len(self.decoder)):
+                states[layer] = self.decoder[layer](h, states[layer])
+                h = states[layer]
+            token = self.out(h)
+            outputs.append(token)
+        return torch.stack(outputs, dim=1)
+'''
+
+
+def test_a_loop_past_graph_modes_default_call_depth(tmp_path):
+    # panwangwin/SpatialTemporalNetTrainer-pytorch's S2SGRU: two stacked GRU cells over 64 steps in and 64 out,
+    # unrolled by GRAPH_MODE: "Exceed function call depth limit 1000" (ms-failed, PyNative matching torch). Compiled
+    # once more with mindspore.set_recursion_limit raised, the report saying so
+    result = prove_files(tmp_path, {"unrolled.py": UNROLLED}, None)["unrolled.py:StackedSeq2Seq"]
+    assert result["status"] == "proven", result
+    assert "set_recursion_limit" in result.get("graph_note", ""), result

@@ -83,6 +83,7 @@ class GraphResult:
     error: str = ""
     location: str = ""
     seconds: float | None = None
+    note: str = ""  # how it compiled when it needed more than the defaults (a raised recursion limit)
 
 
 @dataclass

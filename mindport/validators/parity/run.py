@@ -317,6 +317,7 @@ def _graph(ms, inputs, ms_run: dict, s: Settings) -> GraphResult:
         res.status, res.error, res.location = "failed", answer["error"], answer.get("location", "")
         return res
     res.compiled = True
+    res.note = answer.get("note", "")
     results, structure = compare_flat(ms_run["outputs"], ms_run["kinds"], answer["outputs"], answer["kinds"],
                                       s.rtol, s.atol)
     res.equal_to_pynative = structure["ok"] and all(r.allclose for r in results)

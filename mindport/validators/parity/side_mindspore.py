@@ -66,6 +66,19 @@ def mapped_class(torch_name: str):
     return _import_object(entry.target("nn")), entry
 
 
+_CALL_DEPTH = "Exceed function call depth limit"
+GRAPH_RECURSION_LIMIT = 10000  # mindspore.set_recursion_limit's value for a graph whose loops unroll past 1000 calls
+
+
+def _raise_stack_limit() -> None:
+    """The main thread's stack may grow to the hard limit: a deeper compile needs more (MindSpore's own advice)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+    if soft != resource.RLIM_INFINITY and (hard == resource.RLIM_INFINITY or soft < hard):
+        resource.setrlimit(resource.RLIMIT_STACK, (hard, hard))
+
+
 @contextlib.contextmanager
 def _graph_cwd(folder: str | None):
     """GRAPH_MODE writes ``rank_0/om/analyze_fail.ir`` into the working directory when it fails to compile: it runs
@@ -264,16 +277,34 @@ class MindSporeSide:
                                "tuples, lists and dicts, so GRAPH_MODE is not run on it"}
         previous = ms.get_context("mode")
         self.cell.set_train(False)
+        note = ""
         try:
             with _graph_cwd(self.graph_dir):
                 ms.set_context(mode=ms.GRAPH_MODE)
-                outputs, kinds = flat_numpy(self.cell(*_tensors(inputs)))
+                try:
+                    outputs, kinds = flat_numpy(self.cell(*_tensors(inputs)))
+                except Exception as exc:  # noqa: BLE001 - retried once below when only the call depth stopped it
+                    if _CALL_DEPTH not in str(exc):
+                        raise
+                    # loops unrolled past the compiler's default call depth (two stacked GRU cells over 64 steps in
+                    # and 64 out): compiled once more with the limit raised, the stack allowed to grow with it
+                    _raise_stack_limit()
+                    ms.set_recursion_limit(GRAPH_RECURSION_LIMIT)
+                    try:
+                        outputs, kinds = flat_numpy(self.cell(*_tensors(inputs)))
+                    finally:
+                        ms.set_recursion_limit(1000)
+                    note = (f"compiles only with mindspore.set_recursion_limit({GRAPH_RECURSION_LIMIT}) called "
+                            "first: its loops unroll past GRAPH_MODE's default function call depth of 1000")
         except Exception as exc:  # noqa: BLE001 - any compile/run failure is a finding, not a crash
             return {"error": error_text(exc), "location": graph_location(str(exc)),
                     "seconds": round(time.perf_counter() - start, 4)}
         finally:
             ms.set_context(mode=previous)
-        return {"outputs": outputs, "kinds": kinds, "seconds": round(time.perf_counter() - start, 4)}
+        answer = {"outputs": outputs, "kinds": kinds, "seconds": round(time.perf_counter() - start, 4)}
+        if note:
+            answer["note"] = note
+        return answer
 
     def export(self, path: str, inputs, rtol: float, atol: float, model: str = "", checkpoint=None,
                labels=None) -> dict:

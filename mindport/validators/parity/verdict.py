@@ -68,6 +68,9 @@ def _finish(report: ParityReport, s: Settings) -> None:
             suggestion="see docs: static-graph restrictions (no try/except, numpy, ...); --no-graph skips this check"))
     elif report.graph.status == "mismatch":
         report.diagnostics.append(Diagnostic("MP403", "GRAPH_MODE outputs differ from PyNative", file="<graph>"))
+    if report.graph.note:
+        report.diagnostics.append(Diagnostic("MP403", "GRAPH_MODE " + report.graph.note, file="<graph>",
+                                             severity="warning"))
     for o in report.outputs:
         if not o.allclose and not o.status.startswith("missing"):
             report.diagnostics.append(Diagnostic(
