@@ -86,7 +86,7 @@ def small_value(name: str, annotation: str, default_int: int = 16, last_resort: 
         # both sides (prove.ms_ctor converts the text), ids as ids (0 .. n-1), any other as distinct floats
         if _INTEGER_ANNOTATION.fullmatch(ann) or re.search(r"(^|_)(ids?|idx|index|indices|labels?|tokens?)$", low):
             return f"torch.arange({default_int})"
-        return f"torch.linspace(0.5, 1.5, {default_int})"
+        return exact_ramp(default_int)
     if re.search(_MODULE_ARGS, low) or ann in ("nn.Module", "Module", "torch.nn.Module"):
         return _IDENTITY
     if re.search(_ACTIVATION_ARGS, low) and ann in ("", "Callable", "nn.Module", "Type[nn.Module]"):
@@ -915,6 +915,17 @@ def shrunk_call(ctor: str, params: list[dict]) -> str | None:
 _SPATIAL_SIZE = r"^(img|image|input|in|feat|feature|frame|map|spatial)_?(size|shape|hw)$"
 
 
+def exact_ramp(n: int, falling: bool = False) -> str:
+    """The text of ``n`` distinct float32 values spread over [0.5, 1) (1024 of them, then again), each ``k / 2048``
+    and so computed bit for bit the same by torch and by MindSpore (prove.ms_ctor converts the text). ``torch.linspace``
+    is not: torch computes its second half back from the end, MindSpore all from the start, 87 of 256 values one ulp
+    apart, which a Chebyshev diffusion of order 16 over the graph's supports grew to 4.5e-4 of the output
+    (panwangwin/SpatialTemporalNetTrainer-pytorch's DiffusionGCN2, reported diverged on identical code)."""
+    stride = max(1024 // max(n, 1), 1)
+    ramp = f"torch.arange({n}, dtype=torch.float32){f' * {stride}' if stride > 1 else ''} % 1024"
+    return f"({'2047 - ' if falling else '1024 + '}{ramp}) / 2048"
+
+
 _SUPPORTS = re.compile(r"supports|(graph_?)?support_?(list|mats|matrices)|adj_?(mxs|mats|matrices|list|lists)|adjs|"
                        r"adjacenc(ies|y_?list|y_?matrices)")
 
@@ -943,8 +954,9 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         # values whose rows sum to about 1, N the size the node count gets; the same on both sides (prove.ms_ctor
         # converts the text). As ints, [8, 16]: "expected Tensor as element 0 in argument 1, but got int"
         # (panwangwin/SpatialTemporalNetTrainer-pytorch's DiffusionGCN, DiffusionGCN2, DCGRUCell, DCRNN ...)
-        return "[" + ", ".join(f"torch.linspace({a}, {b}, {size * size}).reshape({size}, {size}) / {size}"
-                               for a, b in ((0.5, 1.5), (1.5, 0.5))) + "]"
+        scale = 1 << max(size - 1, 1).bit_length()  # a power of two >= N: dividing by it is exact on both sides
+        return "[" + ", ".join(f"({exact_ramp(size * size, falling)}).reshape({size}, {size}) / {scale}"
+                               for falling in (False, True)) + "]"
     if use == "sequence":  # two different values: a (start, end) pair must not give an empty range
         value = small_value(param["name"], "list", size)
         length = param.get("length", 0)

@@ -80,7 +80,7 @@ def test_tensors_and_a_stored_string_handed_to_the_constructor(tmp_path):
     results = prove_files(tmp_path, {"rec.py": HANDED_TENSORS}, None)
     scored = results["rec.py:Scored"]
     assert scored["status"] == "proven", scored
-    assert "user_ids=torch.arange(" in scored["ctor"] and "scale=torch.linspace(" in scored["ctor"], scored["ctor"]
+    assert "user_ids=torch.arange(" in scored["ctor"] and "scale=(1024 + torch.arange(" in scored["ctor"], scored["ctor"]
 
 
 FULL_PRECISION = '''
