@@ -36,8 +36,8 @@ class CustomOptimizerTransform(Rule):
                                 p.sub_(group["lr"] * p.grad)
             """,
             after="""
-                from mindport.runtime import inplace as mp_inplace
                 from mindport.runtime import optim as mp_optim
+                from mindport.runtime import inplace as mp_inplace
 
 
                 class MySGD(mp_optim.Optimizer):
