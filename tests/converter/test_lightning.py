@@ -284,3 +284,130 @@ def test_members_with_no_mindspore_counterpart_are_flagged_and_kept():
         ("MP106", "pytorch_lightning.LightningModule.optimizer_zero_grad"),
         ("MP106", "pytorch_lightning.LightningModule.to_onnx")]
     assert "self.manual_backward(loss)" in result.code and "mp_lightning.LightningModule" in result.code
+
+
+FIT = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    import pytorch_lightning as pl
+    from torch.utils.data import DataLoader, TensorDataset
+
+
+    class Fitted(pl.LightningModule):
+        def __init__(self, lr=0.05):
+            super().__init__()
+            self.save_hyperparameters()
+            self.net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+            self.losses, self.epochs_seen, self.val = [], [], []
+
+        def forward(self, x):
+            return self.net(x)
+
+        def training_step(self, batch, batch_idx):
+            x, y = batch
+            loss = F.cross_entropy(self(x), y)
+            self.losses.append(loss.item())
+            self.log("train_loss", loss)
+            return loss
+
+        def on_train_epoch_start(self):
+            self.epochs_seen.append(self.current_epoch)
+
+        def validation_step(self, batch, batch_idx):
+            x, y = batch
+            self.val.append(F.cross_entropy(self(x), y).item())
+
+        def configure_optimizers(self):
+            opt = torch.optim.SGD(self.parameters(), lr=self.hparams.lr, momentum=0.9)
+            return {"optimizer": opt, "lr_scheduler": torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)}
+
+
+    def fit(model, x, y):
+        train = DataLoader(TensorDataset(x, y), batch_size=4)
+        val = DataLoader(TensorDataset(x[:4], y[:4]), batch_size=4)
+        trainer = pl.Trainer(max_epochs=3, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                             enable_model_summary=False, num_sanity_val_steps=0, accelerator="cpu")
+        trainer.fit(model, train, val)
+        return trainer
+""")
+
+
+def test_trainer_fit_takes_the_steps_torchs_trainer_takes(tmp_path):
+    """pl.Trainer(max_epochs=3).fit(model, train, val) -> mindport.runtime.lightning.Trainer: value_and_grad over
+    training_step, configure_optimizers' SGD with momentum and its StepLR stepped per epoch, the hooks and the
+    validation loop: the nine losses and the weights after fit track the installed Trainer's."""
+    import mindspore as ms
+
+    code = convert_source(FIT).code
+    assert "mp_lightning.Trainer(" in code and "pytorch_lightning" not in code
+    (tmp_path / "lt_fit_torch.py").write_text(FIT)
+    (tmp_path / "lt_fit_ms.py").write_text(code)
+    t_mod, m_mod = _load(tmp_path / "lt_fit_torch.py", "lt_fit_torch"), _load(tmp_path / "lt_fit_ms.py", "lt_fit_ms")
+    torch.manual_seed(3)
+    t_model, m_model = t_mod.Fitted(), m_mod.Fitted()
+    m_params = {p.name: p for p in m_model.get_parameters()}
+    for name, value in t_model.state_dict().items():
+        m_params[name].set_data(ms.Tensor(value.numpy()))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((12, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 12).astype(np.int64)
+    t_trainer = t_mod.fit(t_model, torch.tensor(x), torch.tensor(y))
+    m_trainer = m_mod.fit(m_model, ms.Tensor(x), ms.Tensor(y))
+    assert len(m_model.losses) == len(t_model.losses) == 9
+    np.testing.assert_allclose(m_model.losses, t_model.losses, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(m_model.val, t_model.val, rtol=1e-4, atol=1e-5)
+    assert m_model.epochs_seen == t_model.epochs_seen == [0, 1, 2]
+    assert m_trainer.global_step == t_trainer.global_step == 9 and m_trainer.current_epoch == t_trainer.current_epoch
+    for name, value in t_model.state_dict().items():
+        np.testing.assert_allclose(m_params[name].asnumpy(), value.numpy(), rtol=1e-4, atol=1e-5)
+    assert float(m_trainer.callback_metrics["train_loss"].asnumpy()) == pytest.approx(
+        float(t_trainer.callback_metrics["train_loss"]), abs=1e-5)
+
+
+FIT_DATAMODULE = FIT + textwrap.dedent("""
+
+
+    class Pairs(pl.LightningDataModule):
+        def __init__(self, x, y, batch_size=5):
+            super().__init__()
+            self.x, self.y, self.batch_size = x, y, batch_size
+
+        def setup(self, stage=None):
+            self.train_set = TensorDataset(self.x, self.y)
+
+        def train_dataloader(self):
+            return DataLoader(self.train_set, batch_size=self.batch_size)
+
+
+    def fit_data(model, x, y):
+        trainer = pl.Trainer(max_steps=5, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                             enable_model_summary=False)
+        trainer.fit(model, datamodule=Pairs(x, y))
+        return trainer
+""")
+
+
+def test_trainer_fit_with_a_datamodule_and_max_steps(tmp_path):
+    """fit(model, datamodule=...): the data module's setup and train_dataloader; max_steps=5 over batches of 5 of 12
+    samples stops in the second epoch (the last batch of 2 is a step too), as the installed Trainer does."""
+    import mindspore as ms
+
+    (tmp_path / "lt_fitdm_torch.py").write_text(FIT_DATAMODULE)
+    (tmp_path / "lt_fitdm_ms.py").write_text(convert_source(FIT_DATAMODULE).code)
+    t_mod = _load(tmp_path / "lt_fitdm_torch.py", "lt_fitdm_torch")
+    m_mod = _load(tmp_path / "lt_fitdm_ms.py", "lt_fitdm_ms")
+    torch.manual_seed(5)
+    t_model, m_model = t_mod.Fitted(lr=0.1), m_mod.Fitted(lr=0.1)
+    m_params = {p.name: p for p in m_model.get_parameters()}
+    for name, value in t_model.state_dict().items():
+        m_params[name].set_data(ms.Tensor(value.numpy()))
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((12, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 12).astype(np.int64)
+    t_trainer = t_mod.fit_data(t_model, torch.tensor(x), torch.tensor(y))
+    m_trainer = m_mod.fit_data(m_model, ms.Tensor(x), ms.Tensor(y))
+    assert len(m_model.losses) == len(t_model.losses) == 5
+    np.testing.assert_allclose(m_model.losses, t_model.losses, rtol=1e-4, atol=1e-5)
+    assert m_model.epochs_seen == t_model.epochs_seen == [0, 1]
+    assert m_trainer.global_step == t_trainer.global_step == 5
