@@ -224,7 +224,8 @@ def _set_references(module: types.ModuleType) -> None:
 
     for name, reference in _reference_names().get(module.__name__, {}).items():
         source = importlib.import_module(f"mindport.discovery.package_references.{reference}")
-        setattr(module, name, getattr(source, name))
+        if hasattr(source, name):  # a mapped name with no torch reference (Lightning's Trainer) stays a stand-in
+            setattr(module, name, getattr(source, name))
 
 
 _METACLASSES: dict[str, frozenset] = {}

@@ -103,6 +103,14 @@ class HyperparametersMixin:
             object.__setattr__(self, "_hparams", AttributeDict())
         return self.__dict__["_hparams"]
 
+    @hparams.setter
+    def hparams(self, value) -> None:
+        # ``self.hparams = hparams`` (Lightning before 0.9, still common in repositories): taken as
+        # save_hyperparameters(hparams) takes it; Lightning 2.x has no setter (AttributeError)
+        hp = vars(value) if hasattr(value, "__dict__") and not isinstance(value, dict) else dict(value)
+        object.__setattr__(self, "_hparams", AttributeDict(hp))
+        object.__setattr__(self, "_hparams_initial", copy.deepcopy(self._hparams))
+
     @property
     def hparams_initial(self) -> AttributeDict:
         return AttributeDict(copy.deepcopy(self.__dict__.get("_hparams_initial", {})))

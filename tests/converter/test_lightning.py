@@ -411,3 +411,40 @@ def test_trainer_fit_with_a_datamodule_and_max_steps(tmp_path):
     np.testing.assert_allclose(m_model.losses, t_model.losses, rtol=1e-4, atol=1e-5)
     assert m_model.epochs_seen == t_model.epochs_seen == [0, 1]
     assert m_trainer.global_step == t_trainer.global_step == 5
+
+
+def test_the_legacy_hparams_assignment_builds_on_both_sides(tmp_path):
+    """``self.hparams = hparams`` (Lightning before 0.9, frequent in repositories; 2.x refuses it): the converted
+    Cell takes it as save_hyperparameters(hparams) would, and so does the torch reference discovery uses when the
+    package is missing, so such a model builds and is compared."""
+    import argparse
+
+    import mindspore as ms
+
+    from mindport.discovery.package_references import pytorch_lightning as reference
+
+    source = textwrap.dedent("""
+        import pytorch_lightning as pl
+        from torch import nn
+
+
+        class Legacy(pl.LightningModule):
+            def __init__(self, hparams):
+                super().__init__()
+                self.hparams = hparams
+                self.fc = nn.Linear(hparams.width, 2)
+
+            def forward(self, x):
+                return self.fc(x) * self.hparams.scale
+    """)
+    (tmp_path / "lt_legacy_ms.py").write_text(convert_source(source).code)
+    m_model = _load(tmp_path / "lt_legacy_ms.py", "lt_legacy_ms").Legacy(argparse.Namespace(width=3, scale=2.0))
+    namespace = {"pl": reference}
+    exec(compile(source.replace("import pytorch_lightning as pl", ""), "legacy", "exec"), namespace)
+    t_model = namespace["Legacy"](argparse.Namespace(width=3, scale=2.0))
+    m_params = {p.name: p for p in m_model.get_parameters()}
+    for name, value in t_model.state_dict().items():
+        m_params[name].set_data(ms.Tensor(value.numpy()))
+    x = np.ones((2, 3), np.float32)
+    np.testing.assert_allclose(m_model(ms.Tensor(x)).asnumpy(), t_model(torch.tensor(x)).detach().numpy(), atol=1e-6)
+    assert dict(m_model.hparams) == dict(t_model.hparams) == {"width": 3, "scale": 2.0}

@@ -2,7 +2,7 @@
 ``save_hyperparameters``/``hparams``, ``log``, ``current_epoch`` ..., from ``mindport.runtime.lightning_members``,
 which the converted code's ``mindport.runtime.lightning`` puts on a Cell) and ``LightningDataModule`` (a plain class),
 from their documented behaviour. ``lightning.LightningModule``, ``lightning.pytorch.LightningModule`` ... are these
-too (``_REFERENCE_MODULES``)."""
+too (``_REFERENCE_MODULES``). ``Trainer`` has no reference: a stand-in (discovery never trains)."""
 import torch
 from torch import nn
 
@@ -36,4 +36,16 @@ class LightningDataModule(DataModuleMembers):
     pass
 
 
-__all__ = ["AttributeDict", "LightningDataModule", "LightningModule"]
+def seed_everything(seed=None, workers=False, verbose=True):
+    import random
+
+    import numpy as np
+
+    seed = 0 if seed is None else int(seed)
+    random.seed(seed)
+    np.random.seed(seed % 2 ** 32)
+    torch.manual_seed(seed)
+    return seed
+
+
+__all__ = ["AttributeDict", "LightningDataModule", "LightningModule", "seed_everything"]
