@@ -448,3 +448,42 @@ def test_the_legacy_hparams_assignment_builds_on_both_sides(tmp_path):
     x = np.ones((2, 3), np.float32)
     np.testing.assert_allclose(m_model(ms.Tensor(x)).asnumpy(), t_model(torch.tensor(x)).detach().numpy(), atol=1e-6)
     assert dict(m_model.hparams) == dict(t_model.hparams) == {"width": 3, "scale": 2.0}
+
+
+OPTIMIZER_FORMS = {
+    "lists": "opt = torch.optim.Adam(self.parameters(), lr=0.05)\n"
+             "        return [opt], [torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.3)]",
+    "plateau": "opt = torch.optim.SGD(self.parameters(), lr=0.2)\n"
+               "        sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=0)\n"
+               "        return {'optimizer': opt, 'lr_scheduler': {'scheduler': sched, 'monitor': 'train_loss'}}",
+    "per step": "opt = torch.optim.SGD(self.parameters(), lr=0.2)\n"
+                "        sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.7)\n"
+                "        return {'optimizer': opt, 'lr_scheduler': {'scheduler': sched, 'interval': 'step'}}",
+}
+
+
+@pytest.mark.parametrize("form", sorted(OPTIMIZER_FORMS))
+def test_trainer_reads_configure_optimizers_forms_as_lightning_does(tmp_path, form):
+    """configure_optimizers returning ([optimizers], [schedulers]), a dict whose ReduceLROnPlateau is stepped on a
+    logged metric, and a scheduler stepped per batch ('interval': 'step'): the weights after fit match the installed
+    Trainer's (a scheduler stepped at the wrong time moves them)."""
+    import mindspore as ms
+
+    source = FIT.replace(FIT[FIT.index("opt = torch.optim.SGD"):FIT.index("\n\n\ndef fit")], OPTIMIZER_FORMS[form])
+    name = "lt_form_" + form.replace(" ", "_")
+    (tmp_path / f"{name}_torch.py").write_text(source)
+    (tmp_path / f"{name}_ms.py").write_text(convert_source(source).code)
+    t_mod, m_mod = _load(tmp_path / f"{name}_torch.py", f"{name}_torch"), _load(tmp_path / f"{name}_ms.py", f"{name}_ms")
+    torch.manual_seed(7)
+    t_model, m_model = t_mod.Fitted(), m_mod.Fitted()
+    m_params = {p.name: p for p in m_model.get_parameters()}
+    for key, value in t_model.state_dict().items():
+        m_params[key].set_data(ms.Tensor(value.numpy()))
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((12, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 12).astype(np.int64)
+    t_mod.fit(t_model, torch.tensor(x), torch.tensor(y))
+    m_mod.fit(m_model, ms.Tensor(x), ms.Tensor(y))
+    np.testing.assert_allclose(m_model.losses, t_model.losses, rtol=1e-4, atol=1e-5)
+    for key, value in t_model.state_dict().items():
+        np.testing.assert_allclose(m_params[key].asnumpy(), value.numpy(), rtol=1e-4, atol=1e-5)
