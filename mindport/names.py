@@ -191,10 +191,21 @@ _PRIVATE_MODULE_BASES = {
     "_AdaptiveAvgPoolNd"}
 
 
+# PyTorch Lightning's LightningModule under every import spelling (pytorch_lightning 1.x/2.x, the unified ``lightning``
+# package, ``lightning.pytorch``): an nn.Module subclass, so ``class Net(pl.LightningModule)`` is a module class (its
+# forward is construct, discovery proves it); the mapping entry ``pytorch_lightning.LightningModule`` (packages.toml)
+# lists the same names as its torch name and aliases (tests/converter/test_lightning.py checks both agree)
+LIGHTNING_MODULE_BASES = frozenset({
+    "pytorch_lightning.LightningModule", "pytorch_lightning.core.LightningModule",
+    "pytorch_lightning.core.module.LightningModule", "pytorch_lightning.core.lightning.LightningModule",
+    "lightning.LightningModule", "lightning.pytorch.LightningModule", "lightning.pytorch.core.LightningModule",
+    "lightning.pytorch.core.module.LightningModule"})
+
+
 def is_module_base(qual: str | None) -> bool:
     """torch.nn.Module, or one of torch's layers (``class Conv2dSame(nn.Conv2d)`` is a module class too), public or
-    private (``class ContBatchNorm3d(nn.modules.batchnorm._BatchNorm)``)."""
-    if qual in _MODULE_BASES:
+    private (``class ContBatchNorm3d(nn.modules.batchnorm._BatchNorm)``), or Lightning's LightningModule."""
+    if qual in _MODULE_BASES or qual in LIGHTNING_MODULE_BASES:
         return True
     if not qual or not (qual.startswith("torch.nn.") and (qual.count(".") == 2 or qual.startswith("torch.nn.modules."))):
         return False

@@ -192,7 +192,8 @@ class AttributeDict(Config):
 # ``trunc_normal_`` ... there, so the torch side of a proof runs what the converted code's mindport.runtime.ecosystem
 # pieces run on the MindSpore side. A stand-in instead failed FocalNet and GFNet ("'to_2tuple' object is not
 # subscriptable"); every other name of the package stays a stand-in.
-_REFERENCE_MODULES = {"timm": "timm.layers", "torchvision": "torchvision.ops"}
+_REFERENCE_MODULES = {"timm": "timm.layers", "torchvision": "torchvision.ops", "pytorch_lightning": "pytorch_lightning",
+                      "lightning": "pytorch_lightning"}
 _REFERENCES: dict[str, dict[str, str]] | None = None
 
 
@@ -223,7 +224,8 @@ def _set_references(module: types.ModuleType) -> None:
 
     for name, reference in _reference_names().get(module.__name__, {}).items():
         source = importlib.import_module(f"mindport.discovery.package_references.{reference}")
-        setattr(module, name, getattr(source, name))
+        if hasattr(source, name):  # a mapped name with no torch reference (Lightning's Trainer) stays a stand-in
+            setattr(module, name, getattr(source, name))
 
 
 _METACLASSES: dict[str, frozenset] = {}

@@ -297,3 +297,37 @@ def load_shadowed() -> dict[str, dict[str, str]]:
     (:func:`mindport.runtime.adapt.layer_attribute`)."""
     raw = tomllib.loads(SHADOWED_FILE.read_text(encoding="utf-8")) if SHADOWED_FILE.exists() else {}
     return {torch_name: dict(item) for torch_name, item in raw.get("layer", {}).items()}
+
+
+LIGHTNING_FILE = DATA_DIR / "surface" / "lightning_surface.toml"
+LIGHTNING_ENDS = ("runtime", "own", "flagged")
+
+
+@dataclass(frozen=True)
+class LightningMember:
+    """One member of PyTorch Lightning's LightningModule / LightningDataModule and how converted code has it."""
+
+    owner: str  # pytorch_lightning.LightningModule or pytorch_lightning.LightningDataModule
+    name: str
+    ends: str  # one of LIGHTNING_ENDS
+    how: str
+
+
+@functools.lru_cache(maxsize=1)
+def load_lightning_surface() -> tuple[LightningMember, ...]:
+    """``data/surface/lightning_surface.toml``: every public member of Lightning's module classes beyond torch's
+    nn.Module (the data module's: beyond object), with how it ends (its header says what each end means)."""
+    raw = tomllib.loads(LIGHTNING_FILE.read_text(encoding="utf-8"))
+    members = []
+    for item in raw.get("member", []):
+        if item.get("ends") not in LIGHTNING_ENDS or not item.get("how") or not item.get("name"):
+            raise MappingError(f"{LIGHTNING_FILE.name}: member {item!r}: needs class, name, ends "
+                               f"({'/'.join(LIGHTNING_ENDS)}) and how")
+        members.append(LightningMember(item["class"], item["name"], item["ends"], item["how"]))
+    return tuple(members)
+
+
+def lightning_flagged(name: str) -> str | None:
+    """Why a LightningModule member has no MindSpore counterpart (None: it is not flagged)."""
+    return next((m.how for m in load_lightning_surface() if m.owner.endswith(".LightningModule")
+                 and m.name == name and m.ends == "flagged"), None)

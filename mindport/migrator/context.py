@@ -45,6 +45,7 @@ IMPORT_STYLE = {
     "mindport.runtime.checkpoint": ("from mindport.runtime import checkpoint as mp_checkpoint", "mp_checkpoint"),
     "mindport.runtime.einops_backend": ("from mindport.runtime import einops_backend as mp_einops", "mp_einops"),
     "mindport.runtime.swa": ("from mindport.runtime import swa as mp_swa", "mp_swa"),
+    "mindport.runtime.lightning": ("from mindport.runtime import lightning as mp_lightning", "mp_lightning"),
 }
 
 

@@ -19,6 +19,12 @@
 * :mod:`mindport.runtime.distributions` (``mp_dist``): ``torch.distributions``' distributions (Normal,
   Categorical, OneHotCategorical, ... as docs/mappings.md lists), transforms and kl_divergence with torch's properties
   and methods.
+* :mod:`mindport.runtime.lightning` (``mp_lightning``): PyTorch Lightning's ``LightningModule`` as a Cell base (a
+  converted ``class Net(pl.LightningModule)``), with ``save_hyperparameters``/``hparams``/``log`` decided at run time
+  (``lightning_members``, shared with the torch reference discovery uses when Lightning is missing),
+  ``LightningDataModule`` as a plain class, and ``Trainer`` (automatic optimization: value_and_grad over
+  ``training_step``, the optimizer of ``configure_optimizers``); ``mappings/data/surface/lightning_surface.toml``
+  lists every member and how it ends.
 * :mod:`mindport.runtime.swa` (``mp_swa``): ``torch.optim.swa_utils``' ``AveragedModel`` (EMA / SWA copies of a
   model's weights, torch's ``update_parameters``) and its averaging functions.
 * :mod:`mindport.runtime.init` (``mp_init``): ``torch.nn.init`` for the calls the init rule does not rewrite.

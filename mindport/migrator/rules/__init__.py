@@ -31,6 +31,7 @@ from mindport.migrator.rules.jit_markers import JitMarkerTransform
 from mindport.migrator.rules.layer_parameters import LayerParameterNameTransform
 from mindport.migrator.rules.layer_writes import LayerWriteTransform
 from mindport.migrator.rules.legacy_names import LegacyNameTransform
+from mindport.migrator.rules.lightning_members import LightningMemberTransform
 from mindport.migrator.rules.lambda_values import LambdaValueTransform
 from mindport.migrator.rules.list_extend import ListExtendTransform
 from mindport.migrator.rules.local_del import LocalDelTransform
@@ -80,6 +81,7 @@ from mindport.migrator.rules.argument_writes import ArgumentWriteTransform
 
 RULES = (
     ModuleClassTransform,         # nn.Module -> nn.Cell, forward -> construct
+    LightningMemberTransform,     # self.manual_backward(loss) in a LightningModule: MP106 (the base: mp_lightning)
     LegacyNameTransform,          # collections.Sequence, np.float, scipy.signal.hann -> the current names (same objects)
     RecordDictTransform,          # a @dataclass record built in forward -> a dict display, inter.f -> inter["f"] (GRAPH_MODE)
     CustomOptimizerTransform,     # Optimizer subclasses: step(self) reading p.grad -> construct(self, grads)
