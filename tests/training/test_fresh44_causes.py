@@ -79,3 +79,82 @@ def test_a_recurrent_layer_initialised_through_its_flat_weights_names(tmp_path):
     assert t[0][:2] == [16.0, 16.0] and t[6][:2] == [4.0, 4.0]
     np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=1e-4, atol=1e-6)
     assert t[5][0] < t[1][0] and t[11][0] < t[7][0]
+
+
+# sgould/fun_and_games' reinforce.py: a generator acts in a grid world and yields ``(sample, log_p_action)``,
+# ``torch.log`` of the policy's probabilities; the loop collects an episode with ``list(generate_episode(...))``, takes
+# ``policy_loss = log_probs[action]`` per step and hands it to ``gradients_wrt_params(net, loss)``, which sets
+# ``param.grad = torch.autograd.grad(loss, param, retain_graph=True)[0]`` parameter by parameter before a hand-written
+# ``param.data += lr * param.grad``. The helper's grad of a loss handed in stayed torch's call (MP105, "loss is not
+# computed in this block"), and the port failed at its first step (TypeError: iteration over a 0-d tensor, from
+# torch.autograd.grad given a MindSpore tensor). Now: a helper's ``torch.autograd.grad`` of a parameter it never
+# rebinds is a handed loss (project.backward_params), in the function's body or a loop of it (the region reads a copy
+# of the name, so each pass differentiates the value handed in); a generator's yielded values are recorded as a
+# returned value is (they are what its consumer collects); and a handed value computed without a call from values
+# held before (an item of a recorded value) is recorded as a function of them, so the differentiation computes the
+# yielded log-probability again from the parameters.
+YIELDED = '''
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(2, 5)
+        self.fc2 = nn.Linear(5, 3)
+
+    def forward(self, x):
+        return nn.functional.softmax(self.fc2(torch.tanh(self.fc1(x))), dim=1)
+
+
+def rollout(policy, states):
+    for s in states:
+        state = torch.tensor(s, dtype=torch.float32).unsqueeze(0)
+        probs = policy(state).squeeze()
+        log_probs = torch.log(probs)
+        action = int(np.argmax(probs.detach().numpy()))
+        yield (state, action), log_probs
+
+
+def gradients_wrt_params(net, loss):
+    for name, param in net.named_parameters():
+        g = torch.autograd.grad(loss, param, retain_graph=True)[0]
+        param.grad = g
+
+
+def update_params(net, lr):
+    for name, param in net.named_parameters():
+        param.data += lr * param.grad
+
+
+policy = Policy()
+with torch.no_grad():
+    for i, p in enumerate(policy.parameters()):
+        p.copy_(torch.cos(torch.arange(p.numel(), dtype=torch.float32) * (0.9 + 0.2 * i)).reshape(p.shape) * 0.5)
+states = [[0.1 * k, 1.0 - 0.2 * k] for k in range(4)]
+for episode in range(3):
+    steps = list(rollout(policy, states))
+    total = 0.0
+    summed = [torch.zeros_like(p) for p in policy.parameters()]
+    for t, ((state, action), log_probs) in enumerate(steps):
+        policy_loss = log_probs[action]
+        gradients_wrt_params(policy, policy_loss)
+        for acc, p in zip(summed, policy.parameters()):
+            acc += (t + 1) * p.grad
+        total += policy_loss.item()
+    # the episode's gradients first, then the update (torch's graph then holds the weights it computed with)
+    for acc, p in zip(summed, policy.parameters()):
+        p.grad = acc
+    update_params(policy, 0.5)
+    print("step", total, float(policy.fc1.weight.sum()), float(policy.fc2.weight.sum()))
+'''
+
+
+def test_a_yielded_log_probability_differentiated_by_a_helper_parameter_by_parameter(tmp_path):
+    t, m, code = _convert_and_run(tmp_path, YIELDED)
+    assert "import torch" not in code and "autograd" not in code, code
+    assert len(t) == len(m) == 3, (t, m, code)
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=1e-4, atol=1e-6)
+    assert t[2][0] > t[0][0]  # the log-probabilities of the chosen actions grow

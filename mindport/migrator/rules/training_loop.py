@@ -1514,7 +1514,8 @@ class TrainingLoopRule(Rule):
         if self._sites and id(original_node) not in self._native_bodies:
             terminal = id(original_node) in self._loop_bodies or id(original_node) in self._def_bodies
             updated_node = updated_node.with_changes(body=self._regions(
-                list(updated_node.body), terminal, self._def_params.get(id(original_node))))
+                list(updated_node.body), terminal, self._def_params.get(id(original_node)),
+                self._enclosing_params(original_node)))
         if not self._preludes:
             return updated_node
         if id(original_node) in self._loop_bodies:  # an outer loop: only a prelude reading what its body binds
@@ -1535,7 +1536,18 @@ class TrainingLoopRule(Rule):
         return updated_node.with_changes(body=self._place(list(updated_node.body)))
 
     # --- the general backward region (training_region.py)
-    def _regions(self, body: list, terminal: bool, params: set[str] | None = None) -> list:
+    def _enclosing_params(self, block) -> set[str] | None:
+        """The parameters of the function whose loop body ``block`` is (not its own body: that one's are
+        ``_def_params``) that the function never rebinds: a loss handed in may be differentiated in a loop over the
+        parameters (``for p in net.parameters(): p.grad = torch.autograd.grad(loss, p, retain_graph=True)[0]``)."""
+        node = self._scope_nodes.get(id(self.scope))
+        if not isinstance(node, cst.FunctionDef) or id(block) == id(node.body) or id(block) not in self._loop_bodies:
+            return None
+        written = set().union(*(reads_writes(stmt)[1] for stmt in node.body.body))
+        return self._def_params.get(id(node.body), set()) - written
+
+    def _regions(self, body: list, terminal: bool, params: set[str] | None = None,
+                 enclosing: set[str] | None = None) -> list:
         """The backward sites of one block: their forward statements become forward_fn, differentiated where the
         last of them stood; each backward adds the gradients into .grad. A site whose loss this block does not
         compute waits for the enclosing block (it stands in an if/with/try), or, in a loop or function body or the
@@ -1547,6 +1559,8 @@ class TrainingLoopRule(Rule):
         original = body
         if params:
             body, calls = self._handed_losses(body, calls, params)
+        elif enclosing:
+            body, calls = self._handed_losses(body, calls, enclosing, grads_only=True)
         try:
             sites = [self._site(index, call) for index, call in calls]
             try:
@@ -1638,26 +1652,55 @@ class TrainingLoopRule(Rule):
             changed = True
         return body if changed else None
 
-    def _handed_losses(self, body: list, calls: list, params: set[str]) -> tuple[list, list]:
+    def _handed_losses(self, body: list, calls: list, params: set[str], grads_only: bool = False) \
+            -> tuple[list, list]:
         """A function's ``loss.backward()`` of its parameter ``loss`` that its body never rebinds (an update helper
         handed the loss by its caller, ``project.backward_params``): the body starts with ``loss = loss``, the
         statement that computes it here, so the region's forward_fn returns the value handed over. Its caller
         records that value with the statements that computed it (``RecordedValueTransform``) and the runtime's
         value_and_grad computes it again inside the differentiation; a value nobody recorded reaches no parameter
         and the runtime refuses it at the first step (``_UNREACHED``), never a silent zero gradient. Before, MP105
-        left ``loss.backward()`` to torch (ohgreat's REINFORCE and actor-critic agents)."""
+        left ``loss.backward()`` to torch (ohgreat's REINFORCE and actor-critic agents). The same for
+        ``torch.autograd.grad(loss, ...)`` of such a parameter, in the function's body or in a loop of it
+        (``grads_only``: a helper setting ``p.grad`` parameter by parameter, sgould/fun_and_games' REINFORCE), which
+        had stayed torch's call (MP105)."""
         written = set().union(*(reads_writes(stmt)[1] for stmt in body))
         handed = []
         for _, call in calls:
-            func = call.func
-            if id(call) not in self._grad_calls and isinstance(func, cst.Attribute) \
-                    and isinstance(func.value, cst.Name) and func.value.value in params \
-                    and func.value.value not in written and func.value.value not in handed:
-                handed.append(func.value.value)
+            if id(call) in self._grad_calls:
+                outputs = _autograd_args(call).get("outputs")
+                name = outputs.value if isinstance(outputs, cst.Name) else None
+            else:
+                func = call.func
+                name = func.value.value if not grads_only and isinstance(func, cst.Attribute) \
+                    and isinstance(func.value, cst.Name) else None
+            if name is not None and name in params and name not in written and name not in handed:
+                handed.append(name)
         if not handed:
             return body, calls
-        body = [parse_statement(f"{name} = {name}\n") for name in handed] + body
-        return body, [(index + len(handed), call) for index, call in calls]
+        if grads_only:
+            # in a loop the handed loss is differentiated once per pass: the region's ``loss, grads = grad_fn(loss)``
+            # would rebind it to the value computed inside the first differentiation, which the next pass cannot
+            # differentiate again ("Try to backward the graph twice"); the grad reads a copy of the name instead
+            taken = set(_names(body).reads) | set(_names(body).writes) | set(_assigned_names(body))
+            renamed = {}
+            for name in handed:
+                renamed[name] = self._fresh_in(f"{name}_", taken)
+                taken.add(renamed[name])
+            for k, (index, call) in enumerate(calls):
+                outputs = _autograd_args(call).get("outputs") if id(call) in self._grad_calls else None
+                if not isinstance(outputs, cst.Name) or outputs.value not in renamed:
+                    continue
+                new_call = call.with_changes(args=[a.with_changes(value=cst.Name(renamed[outputs.value]))
+                                                   if a.value is outputs else a for a in call.args])
+                self._sites[id(new_call)] = self._sites.pop(id(call))
+                self._grad_calls.add(id(new_call))
+                body = [*body[:index], _replace_sites(body[index], {id(call): new_call}, {}), *body[index + 1:]]
+                calls[k] = (index, new_call)
+            lines = [parse_statement(f"{renamed[name]} = {name}\n") for name in handed]
+        else:
+            lines = [parse_statement(f"{name} = {name}\n") for name in handed]
+        return lines + body, [(index + len(handed), call) for index, call in calls]
 
     def _site(self, index: int, call: cst.Call):
         if id(call) in self._grad_calls:  # torch.autograd.grad(outputs, inputs, grad_outputs, ...)
