@@ -162,3 +162,39 @@ def test_a_yielded_log_probability_differentiated_by_a_helper_parameter_by_param
     assert len(t) == len(m) == 3, (t, m, code)
     np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=1e-4, atol=1e-6)
     assert t[2][0] > t[0][0]  # the log-probabilities of the chosen actions grow
+
+
+# The same class in a function's body: ``grads = torch.autograd.grad(loss, list(net.parameters()))`` of the loss a
+# caller hands in, then ``p -= lr * g`` under no_grad (a hand-written SGD step helper). Before, MP105 kept torch's
+# call and the port failed at its first step.
+HANDED_SGD = '''
+import torch
+import torch.nn as nn
+
+
+def sgd_step(net, loss, lr):
+    grads = torch.autograd.grad(loss, list(net.parameters()))
+    with torch.no_grad():
+        for p, g in zip(net.parameters(), grads):
+            p -= lr * g
+
+
+net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+with torch.no_grad():
+    for i, p in enumerate(net.parameters()):
+        p.copy_(torch.sin(torch.arange(p.numel(), dtype=torch.float32) + i).reshape(p.shape) * 0.5)
+x = torch.cos(torch.arange(24.0)).reshape(8, 3)
+y = x.sum(1, keepdim=True)
+for step in range(4):
+    loss = ((net(x) - y) ** 2).mean()
+    sgd_step(net, loss, 0.1)
+    print("step", loss.item())
+'''
+
+
+def test_a_helper_taking_the_gradients_of_a_loss_its_caller_hands_in(tmp_path):
+    t, m, code = _convert_and_run(tmp_path, HANDED_SGD)
+    assert "import torch" not in code and "autograd" not in code, code
+    assert len(t) == len(m) == 4, (t, m, code)
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=1e-5, atol=1e-7)
+    assert t[3][0] < t[0][0]
