@@ -1087,10 +1087,25 @@ def backward_params(trees: list[ast.Module]) -> tuple[tuple[str, tuple[str, ...]
                         and node.func.attr == "backward" and isinstance(node.func.value, ast.Name) \
                         and node.func.value.id in params and node.func.value.id not in backed:
                     backed.append(node.func.value.id)
+                elif isinstance(node, ast.Call) and (outputs := _grad_outputs(node)) is not None \
+                        and outputs in params and outputs not in backed:
+                    backed.append(outputs)  # torch.autograd.grad(loss, p) of the loss handed in
             backed = [p for p in backed if p not in rebound]
             found.setdefault(function.name, set()).add((params, tuple(backed)))
     return tuple(sorted((name, *next(iter(kinds))) for name, kinds in found.items()
                         if len(kinds) == 1 and next(iter(kinds))[1]))
+
+
+def _grad_outputs(call: ast.Call) -> str | None:
+    """The name ``torch.autograd.grad(name, ...)`` / ``autograd.grad(outputs=name, ...)`` differentiates, else None
+    (``grad`` alone is too common a name to be torch's)."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "grad" and (
+            isinstance(func.value, ast.Name) and func.value.id == "autograd"
+            or isinstance(func.value, ast.Attribute) and func.value.attr == "autograd")):
+        return None
+    outputs = next((k.value for k in call.keywords if k.arg == "outputs"), call.args[0] if call.args else None)
+    return outputs.id if isinstance(outputs, ast.Name) else None
 
 
 # attributes a tensor, a layer or an array has: a record field of such a name could be misread elsewhere

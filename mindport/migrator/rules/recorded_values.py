@@ -31,7 +31,8 @@ class RecordedValueTransform(Rule):
     no backward of its own (a function with one builds its region around the collection already) and outside model
     classes and ``no_grad`` blocks. A helper whose result a caller binds and collects (``a, p =
     self.select_action(s)``, then ``self.data.append((r, p))``) records what it returns instead (each element of a
-    returned tuple computed from a model call, with its slice of the helper: a value sampled there is an input), and
+    returned tuple computed from a model call, with its slice of the helper: a value sampled there is an input), a
+    generator of the file what it yields (``episode = list(generate_episode(world, policy))``), and
     the runtime computes again recorded values held in the tuples of a list. A file that records calls
     ``mindport.runtime.training.keep_dropout_masks()`` after its imports: its nn.Dropout layers keep the masks they
     draw and apply them again when a recorded value is computed again (no other script's Dropout is changed). A model
@@ -255,6 +256,10 @@ class RecordedValueTransform(Rule):
             elif isinstance(small, cst.Return) and small.value is not None \
                     and frame.get("name") in self._collected_returns:
                 new.update(self._returned(original, body, i, frame))
+            elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Yield) \
+                    and isinstance(small.value.value, cst.BaseExpression) and small.value.value is not None \
+                    and frame.get("name") in self._collected_returns:
+                new.update(self._returned(original, body, i, frame, yielded=True))
             elif isinstance(small, cst.Assign) and len(small.targets) == 1 \
                     and isinstance(small.targets[0].target, cst.Name) and i not in new:
                 new.update(self._combined(body, i, frame, small))
@@ -423,13 +428,17 @@ class RecordedValueTransform(Rule):
             self._taken.add(k)
         return result
 
-    def _returned(self, original, updated, index, frame) -> dict:
+    def _returned(self, original, updated, index, frame, yielded=False) -> dict:
         """``return E`` (or ``return a, E``) of a helper whose result a caller collects (``a, p =
         self.select_action(s)`` then ``self.data.append((r, p))``): each returned value computed from a model call
         is recorded here, with its slice of this function (a value sampled here, ``a = m.sample()``, is an input:
-        computing the caller's statement again would sample again)."""
+        computing the caller's statement again would sample again). The same for ``yield E`` of a generator of the
+        file (``yielded``): what it yields is what its consumer collects (``episode = list(generate_episode(...))``,
+        sgould/fun_and_games' REINFORCE, whose log-probabilities were constants of the later differentiation)."""
         value = original[index].body[0].value
         updated_value = updated[index].body[0].value
+        if yielded:
+            value, updated_value = value.value, updated_value.value
         pairs = list(zip(value.elements, updated_value.elements)) if isinstance(value, cst.Tuple) \
             and isinstance(updated_value, cst.Tuple) and len(value.elements) == len(updated_value.elements) \
             else [(None, None)]
@@ -456,7 +465,8 @@ class RecordedValueTransform(Rule):
             return {}
         line = updated[index]
         returned = elements[0] if pairs == [(None, None)] else updated_value.with_changes(elements=elements)
-        small = line.body[0].with_changes(value=returned)
+        small = line.body[0].with_changes(value=line.body[0].value.with_changes(value=returned) if yielded
+                                          else returned)
         return {index: [*definitions, line.with_changes(body=[small], leading_lines=[])]}
 
     def _handed_to(self, original, updated, index, frame) -> dict:
@@ -492,6 +502,12 @@ class RecordedValueTransform(Rule):
             if point == index:
                 continue
             found = self._slice(original, point, value, frame)
+            if found is None and not _calls(value):
+                # computed here from values held before (``policy_loss = log_probs[action]``, an item of an episode
+                # a generator yielded): recorded as a function of them, so a recorded value among them is computed
+                # again inside the helper's differentiation (one no model reaches stays a constant there, and the
+                # runtime refuses the step: no parameter reaches the loss)
+                found = [], [n for n in dict.fromkeys(_names([value]).reads) if n in frame["locals"]]
             if found is None or any(set(_names([original[j]]).writes) & set(_names([value]).reads)
                                     for j in range(point + 1, index)):
                 continue
@@ -795,7 +811,28 @@ def _collected_returns(module: cst.Module, models) -> frozenset[str]:
                             found.add(bound[n])
 
     read(module, _Blocks())
-    return frozenset(found & defined)
+
+    class _Generators(cst.CSTVisitor):  # a generator's yields are what its consumer collects
+        def __init__(self) -> None:
+            self.names: set[str] = set()
+            self.stack: list[str] = []
+
+        def visit_FunctionDef(self, node) -> None:
+            self.stack.append(node.name.value)
+
+        def leave_FunctionDef(self, node) -> None:
+            self.stack.pop()
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+        def visit_Yield(self, node) -> None:
+            if self.stack and node.value is not None and not isinstance(node.value, cst.From):
+                self.names.add(self.stack[-1])
+
+    generators = _Generators()
+    read(module, generators)
+    return frozenset((found | generators.names) & defined)
 
 
 class _ReplayNativeGrads(cst.CSTTransformer):

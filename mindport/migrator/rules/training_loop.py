@@ -1116,6 +1116,7 @@ class TrainingLoopRule(Rule):
         self._placed: set[int] = set()
         self._leaf_calls: set[int] = set()  # x.requires_grad_() calls that make a leaf: become x
         self._grad_calls: set[int] = set()  # torch.autograd.grad(...) calls (sites like .backward())
+        self._handed_copies: set[str] = set()  # the copies a loop's grad of a handed loss reads (_handed_losses)
         # torch.autograd.grad(..., create_graph=True) calls (updated id -> original): a differentiated function each
         self._graph_calls: dict[int, cst.Call] = {}
         self._owners: set[str] = set()  # models whose parameters the file hands out (visit_Module)
@@ -1488,7 +1489,7 @@ class TrainingLoopRule(Rule):
         targets = [n for level in self._loop_targets for n in level]
         self._loop_targets.pop()
         if id(original_node) not in self._native:
-            return updated_node
+            return self._parameter_grads_once(updated_node)
         try:
             resets = any(method_call(c, "zero_grad") is not None for c in _own_calls(original_node))
             self._loop_original = original_node
@@ -1514,7 +1515,8 @@ class TrainingLoopRule(Rule):
         if self._sites and id(original_node) not in self._native_bodies:
             terminal = id(original_node) in self._loop_bodies or id(original_node) in self._def_bodies
             updated_node = updated_node.with_changes(body=self._regions(
-                list(updated_node.body), terminal, self._def_params.get(id(original_node))))
+                list(updated_node.body), terminal, self._def_params.get(id(original_node)),
+                self._enclosing_params(original_node)))
         if not self._preludes:
             return updated_node
         if id(original_node) in self._loop_bodies:  # an outer loop: only a prelude reading what its body binds
@@ -1535,7 +1537,63 @@ class TrainingLoopRule(Rule):
         return updated_node.with_changes(body=self._place(list(updated_node.body)))
 
     # --- the general backward region (training_region.py)
-    def _regions(self, body: list, terminal: bool, params: set[str] | None = None) -> list:
+    def _parameter_grads_once(self, loop: cst.For):
+        """A loop over a model's parameters taking the gradient of a loss handed in for each
+        (``for name, p in net.named_parameters(): p.grad = torch.autograd.grad(loss, p, retain_graph=True)[0]``),
+        written by ``_handed_losses`` as forward_fn, value_and_grad for ``p`` and the call in the loop body: the
+        differentiation is moved before the loop, for every parameter the loop visits, and the body keeps reading its
+        parameter's gradient (``grads_for(grads, p)``): one forward and one backward, not one per parameter, as
+        torch's saved graph serves every ``autograd.grad`` (sgould/fun_and_games' REINFORCE: four per step). Only when
+        the rest of the body is plain assignments (the gradient, ``p.grad = g``), nothing that changes a parameter
+        before a later gradient is taken; otherwise the loop stays as written."""
+        body = list(loop.body.body) if isinstance(loop.body, cst.IndentedBlock) else []
+        if len(body) < 4 or not isinstance(body[0], cst.FunctionDef) or not self._handed_copies:
+            return loop
+        first = body[0].body.body[0] if isinstance(body[0].body, cst.IndentedBlock) and body[0].body.body else None
+        copied = first.body[0].targets[0].target if isinstance(first, cst.SimpleStatementLine) \
+            and isinstance(first.body[0], cst.Assign) and len(first.body[0].targets) == 1 else None
+        if not isinstance(copied, cst.Name) or copied.value not in self._handed_copies:
+            return loop
+        grad_line = body[1].body[0] if isinstance(body[1], cst.SimpleStatementLine) else None
+        call = grad_line.value if isinstance(grad_line, cst.Assign) else None
+        weights = call.args[1].value if isinstance(call, cst.Call) and len(call.args) == 2 else None
+        param = weights.args[0].value if isinstance(weights, cst.Call) and len(weights.args) == 1 else None
+        iterated = loop.iter
+        owner_call = isinstance(iterated, cst.Call) and (dotted_name(iterated.func) or "").rsplit(".", 1)[-1] in (
+            "parameters", "named_parameters", "trainable_params", "get_parameters")
+        names = set(target_names(loop.target))
+        if not (isinstance(param, cst.Name) and param.value in names and owner_call and not _all_calls(loop.target)):
+            return loop
+        for stmt in body[3:]:  # plain assignments: nothing that changes a parameter between two gradients
+            if not isinstance(stmt, cst.SimpleStatementLine) or not all(isinstance(b, cst.Assign) for b in stmt.body):
+                return loop
+            for small in stmt.body:
+                for t in small.targets:
+                    if not (isinstance(t.target, cst.Name) or isinstance(t.target, cst.Attribute)
+                            and t.target.attr.value == "grad"):
+                        return loop
+                if any(dotted_name(c.func) and dotted_name(c.func).rsplit(".", 1)[-1] != "grads_for"
+                       for c in _all_calls(small.value)):
+                    return loop
+        hoisted_grad = body[1].with_changes(body=[grad_line.with_changes(value=call.with_changes(args=[
+            call.args[0], call.args[1].with_changes(value=weights.with_changes(args=[cst.Arg(iterated)]))]))])
+        self.ctx.converted_sites += 1
+        new_loop = loop.with_changes(body=loop.body.with_changes(body=body[3:]), leading_lines=[])
+        return cst.FlattenSentinel([body[0].with_changes(leading_lines=loop.leading_lines), hoisted_grad, body[2],
+                                    new_loop])
+
+    def _enclosing_params(self, block) -> set[str] | None:
+        """The parameters of the function whose loop body ``block`` is (not its own body: that one's are
+        ``_def_params``) that the function never rebinds: a loss handed in may be differentiated in a loop over the
+        parameters (``for p in net.parameters(): p.grad = torch.autograd.grad(loss, p, retain_graph=True)[0]``)."""
+        node = self._scope_nodes.get(id(self.scope))
+        if not isinstance(node, cst.FunctionDef) or id(block) == id(node.body) or id(block) not in self._loop_bodies:
+            return None
+        written = set().union(*(reads_writes(stmt)[1] for stmt in node.body.body))
+        return self._def_params.get(id(node.body), set()) - written
+
+    def _regions(self, body: list, terminal: bool, params: set[str] | None = None,
+                 enclosing: set[str] | None = None) -> list:
         """The backward sites of one block: their forward statements become forward_fn, differentiated where the
         last of them stood; each backward adds the gradients into .grad. A site whose loss this block does not
         compute waits for the enclosing block (it stands in an if/with/try), or, in a loop or function body or the
@@ -1547,6 +1605,8 @@ class TrainingLoopRule(Rule):
         original = body
         if params:
             body, calls = self._handed_losses(body, calls, params)
+        elif enclosing:
+            body, calls = self._handed_losses(body, calls, enclosing, grads_only=True)
         try:
             sites = [self._site(index, call) for index, call in calls]
             try:
@@ -1638,26 +1698,56 @@ class TrainingLoopRule(Rule):
             changed = True
         return body if changed else None
 
-    def _handed_losses(self, body: list, calls: list, params: set[str]) -> tuple[list, list]:
+    def _handed_losses(self, body: list, calls: list, params: set[str], grads_only: bool = False) \
+            -> tuple[list, list]:
         """A function's ``loss.backward()`` of its parameter ``loss`` that its body never rebinds (an update helper
         handed the loss by its caller, ``project.backward_params``): the body starts with ``loss = loss``, the
         statement that computes it here, so the region's forward_fn returns the value handed over. Its caller
         records that value with the statements that computed it (``RecordedValueTransform``) and the runtime's
         value_and_grad computes it again inside the differentiation; a value nobody recorded reaches no parameter
         and the runtime refuses it at the first step (``_UNREACHED``), never a silent zero gradient. Before, MP105
-        left ``loss.backward()`` to torch (ohgreat's REINFORCE and actor-critic agents)."""
+        left ``loss.backward()`` to torch (ohgreat's REINFORCE and actor-critic agents). The same for
+        ``torch.autograd.grad(loss, ...)`` of such a parameter, in the function's body or in a loop of it
+        (``grads_only``: a helper setting ``p.grad`` parameter by parameter, sgould/fun_and_games' REINFORCE), which
+        had stayed torch's call (MP105)."""
         written = set().union(*(reads_writes(stmt)[1] for stmt in body))
         handed = []
         for _, call in calls:
-            func = call.func
-            if id(call) not in self._grad_calls and isinstance(func, cst.Attribute) \
-                    and isinstance(func.value, cst.Name) and func.value.value in params \
-                    and func.value.value not in written and func.value.value not in handed:
-                handed.append(func.value.value)
+            if id(call) in self._grad_calls:
+                outputs = _autograd_args(call).get("outputs")
+                name = outputs.value if isinstance(outputs, cst.Name) else None
+            else:
+                func = call.func
+                name = func.value.value if not grads_only and isinstance(func, cst.Attribute) \
+                    and isinstance(func.value, cst.Name) else None
+            if name is not None and name in params and name not in written and name not in handed:
+                handed.append(name)
         if not handed:
             return body, calls
-        body = [parse_statement(f"{name} = {name}\n") for name in handed] + body
-        return body, [(index + len(handed), call) for index, call in calls]
+        if grads_only:
+            # in a loop the handed loss is differentiated once per pass: the region's ``loss, grads = grad_fn(loss)``
+            # would rebind it to the value computed inside the first differentiation, which the next pass cannot
+            # differentiate again ("Try to backward the graph twice"); the grad reads a copy of the name instead
+            taken = set(_names(body).reads) | set(_names(body).writes) | set(_assigned_names(body))
+            renamed = {}
+            for name in handed:
+                renamed[name] = self._fresh_in(f"{name}_", taken)
+                taken.add(renamed[name])
+                self._handed_copies.add(renamed[name])
+            for k, (index, call) in enumerate(calls):
+                outputs = _autograd_args(call).get("outputs") if id(call) in self._grad_calls else None
+                if not isinstance(outputs, cst.Name) or outputs.value not in renamed:
+                    continue
+                new_call = call.with_changes(args=[a.with_changes(value=cst.Name(renamed[outputs.value]))
+                                                   if a.value is outputs else a for a in call.args])
+                self._sites[id(new_call)] = self._sites.pop(id(call))
+                self._grad_calls.add(id(new_call))
+                body = [*body[:index], _replace_sites(body[index], {id(call): new_call}, {}), *body[index + 1:]]
+                calls[k] = (index, new_call)
+            lines = [parse_statement(f"{renamed[name]} = {name}\n") for name in handed]
+        else:
+            lines = [parse_statement(f"{name} = {name}\n") for name in handed]
+        return lines + body, [(index + len(handed), call) for index, call in calls]
 
     def _site(self, index: int, call: cst.Call):
         if id(call) in self._grad_calls:  # torch.autograd.grad(outputs, inputs, grad_outputs, ...)
