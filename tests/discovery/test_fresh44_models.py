@@ -1,0 +1,68 @@
+"""First contact, batch 14 (session 44): classes of failure met on repositories no corpus of ours named, each as a
+fixture of our own proven by ``prove_models`` with real torch and real MindSpore (PyNative and GRAPH_MODE)."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+
+from tests.discovery._prove import prove_files
+
+TWIN_FILES = {
+    # two algorithm folders, no __init__.py in either, each with its own nets.py defining a class of the same name
+    # whose constructors differ: the one folder's must never stand in for the other's
+    "algos/alpha/nets.py": '''
+        import torch
+        from torch import nn
+
+
+        class ValueNet(nn.Module):
+            def __init__(self, sizes, out=2):
+                super().__init__()
+                self.fc = nn.Linear(*sizes, out)
+
+            def forward(self, x):
+                return torch.tanh(self.fc(x))
+    ''',
+    "algos/beta/nets.py": '''
+        import torch
+        from torch import nn
+
+
+        class ValueNet(nn.Module):
+            def __init__(self, state_dim, action_dim, width=16):
+                super().__init__()
+                self.fc = nn.Linear(state_dim + action_dim, width)
+                self.out = nn.Linear(width, 1)
+
+            def forward(self, state, action):
+                return self.out(torch.relu(self.fc(torch.cat([state, action], dim=1))))
+    ''',
+}
+
+
+def test_same_named_files_in_sibling_folders_build_as_themselves(tmp_path):
+    # MythraV/rl_lib: agents/DDPG/policies.py and agents/SAC/policies.py (no __init__.py) both define CriticNetwork;
+    # SAC's was built in discovery, then its proof's side process, where DDPG's folder was already on sys.path ahead
+    # of SAC's and its policies module forgotten, built it "again" from DDPG's file: "the torch model did not build
+    # again: building CriticNetwork(input_dims=16, ...) from .../SAC/policies.py failed at .../DDPG/policies.py:19:
+    # TypeError: Value after * must be an iterable, not int". A long-lived process importing a file as its own name
+    # gets that file, whatever folder came first on sys.path
+    for rel, text in {**TWIN_FILES, "algos/alpha/train.py": "import nets\n", "algos/beta/util.py": "X = 1\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    alpha, beta = tmp_path / "algos/alpha", tmp_path / "algos/beta"
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from mindport.validators.parity.loading import build_model, import_file
+
+        import_file(Path({str(beta / "util.py")!r}), keep=True)    # beta's folder on sys.path
+        import_file(Path({str(alpha / "nets.py")!r}), keep=True)   # alpha's ahead of it, its nets imported
+        import_file(Path({str(alpha / "train.py")!r}))             # a one-off import there forgets alpha's nets
+        model = build_model({str(beta / "nets.py") + ":ValueNet"!r}, "state_dim=3, action_dim=2", isolated=True)
+        print(type(model).__module__, model.fc.in_features)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[-1] == "5", done.stdout
