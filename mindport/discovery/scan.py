@@ -549,6 +549,11 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
                     required[which(a.value)].item_passes.append((callee, i))
                 if isinstance(a, ast.Starred) and which(a.value) is not None:
                     uses[which(a.value)].add("sequence")
+                    if any(not isinstance(b, ast.Starred) for b in node.args):
+                        # unpacked beside further positional arguments (``nn.Linear(*input_dims, hidden)``: an
+                        # environment's observation shape, a 1-tuple): one extent at least, not the [8, 16] a
+                        # plural size gets (MythraV/rl_lib's DDPG critic: Linear(8, 16, bias=8))
+                        at_least(which(a.value), 1)
                 elif which(a) is not None:  # handed on: Transformer(cfg)
                     required[which(a)].passes.append((callee, i))
         elif isinstance(node, ast.Starred) and which(node.value) is not None:

@@ -66,3 +66,41 @@ def test_same_named_files_in_sibling_folders_build_as_themselves(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[-1] == "5", done.stdout
+
+
+def test_same_named_files_both_proven(tmp_path):
+    results = prove_files(tmp_path, TWIN_FILES, None)
+    for name in ("algos/alpha/nets.py:ValueNet", "algos/beta/nets.py:ValueNet"):
+        assert results[name]["status"] == "proven", results[name]
+
+
+STARRED = '''
+import torch
+from torch import nn
+
+
+class Critic(nn.Module):
+    """An observation's shape handed whole (gym's observation_space.shape, a 1-tuple) and unpacked into a layer."""
+
+    def __init__(self, input_dims, hidden_dims, n_actions):
+        super().__init__()
+        self.fc1 = nn.Linear(*input_dims, hidden_dims[0])
+        self.ln1 = nn.LayerNorm(hidden_dims[0])
+        self.fc2 = nn.Linear(hidden_dims[0], hidden_dims[1])
+        self.act = nn.Linear(n_actions, hidden_dims[1])
+        self.q = nn.Linear(hidden_dims[1], 1)
+
+    def forward(self, state, action):
+        s = torch.relu(self.ln1(self.fc1(state)))
+        return self.q(torch.relu(self.fc2(s) + self.act(action)))
+'''
+
+
+def test_a_shape_unpacked_into_a_layer_is_a_one_tuple(tmp_path):
+    # MythraV/rl_lib's DDPG CriticNetwork/ActorNetwork: nn.Linear(*input_dims, hidden_dims[0]) with input_dims=[8, 16]
+    # was Linear(8, 16, bias=8) and the LayerNorm after it refused its output ("Given normalized_shape=[8], expected
+    # input with shape [*, 8], but got input of size[2, 16]"): a parameter unpacked with * before further positional
+    # arguments is a shape of one extent
+    result = prove_files(tmp_path, {"critic.py": STARRED}, None)["critic.py:Critic"]
+    assert result["status"] == "proven", result
+    assert re.search(r"input_dims=\[\d+\]", result["ctor"]), result["ctor"]
