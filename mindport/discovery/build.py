@@ -1285,6 +1285,18 @@ _STATE_INITS = ("init_hidden", "initHidden", "init_hidden_state", "init_state", 
 _FLOAT_BESIDE_TOKENS = re.compile(r"enc|memory|context|output|feat|emb|src_hidden|keys?$|values?$|latent|cond")
 
 
+_CONDITION_NAMES = re.compile(r"y|c|cond|condition|conditions|labels?|class_?labels?|classes|cls|(y|c|labels?)_?"
+                              r"(one_?hot|oh|vec)|one_?hot|one_?hot_?labels?")
+_CLASS_COUNTS = re.compile(r"_?((num|n)_?class(es)?|class(es)?_?(num|count)|n?class|num_?labels|n_?labels|"
+                           r"label_?(dim|size)|n_?cond|cond_?dim|num_?conds?)")
+
+
+def _class_count(model) -> int | None:
+    """The number of classes a model keeps (``self.num_classes``, ``self.n_classes``, ``self.label_dim``), or None."""
+    return next((v for k, v in vars(model).items() if type(v) is int and 1 < v <= 4096
+                 and _CLASS_COUNTS.fullmatch(k.lower())), None)
+
+
 def _model_forms(model, param: dict, spec: str) -> list[str]:
     """Forms for a forward argument after the first that only the built model can tell (before the forms by name):
     a recurrent state (``forward(input, hidden)``) as the model's own ``init_hidden`` makes it for the first input's
@@ -1306,6 +1318,13 @@ def _model_forms(model, param: dict, spec: str) -> list[str]:
     cell = bool(_CELL_STATE_NAMES.fullmatch(low))
     if cell or _STATE_NAMES.fullmatch(low):
         return _state_forms(model, dims, cell=cell)
+    classes = _class_count(model) if _CONDITION_NAMES.fullmatch(low) else None
+    if classes:
+        # a class condition beside the input of a model that keeps a class count (a conditional VAE or GAN's
+        # ``forward(x, y)``, y one-hot: ``torch.argmax(y, dim=1)``, ``torch.cat((z, y.float()), dim=1)``): batch x
+        # that count, then the class ids (debtanu177/CVAE_MNIST: given the image's form, "shape '[2, 1, 1, 1]' is
+        # invalid for input of size 2048")
+        return [f"{dims[0]}x{classes}:float32:0:1", f"{dims[0]}:int64:0:{classes}"]
     widths = [m.embedding_dim for m in model.modules() if isinstance(m, nn.Embedding)]
     if rest.startswith("int") and len(dims) == 2 and widths and _FLOAT_BESIDE_TOKENS.search(low) \
             and "mask" not in low:

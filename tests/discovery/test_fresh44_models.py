@@ -104,3 +104,36 @@ def test_a_shape_unpacked_into_a_layer_is_a_one_tuple(tmp_path):
     result = prove_files(tmp_path, {"critic.py": STARRED}, None)["critic.py:Critic"]
     assert result["status"] == "proven", result
     assert re.search(r"input_dims=\[\d+\]", result["ctor"]), result["ctor"]
+
+
+CONDITIONAL = '''
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class CondVAE(nn.Module):
+    """A conditional VAE: the label, one-hot, is joined to the image as a plane of its class id and to the code."""
+
+    def __init__(self, latent=8, num_classes=10):
+        super().__init__()
+        self.num_classes = num_classes
+        self.conv = nn.Conv2d(2, 8, kernel_size=3, stride=2, padding=1)
+        self.mu = nn.Linear(8 * 4 * 4, latent)
+        self.dec = nn.Linear(latent + num_classes, 8 * 8)
+
+    def forward(self, x, y):
+        plane = torch.argmax(y, dim=1).reshape((y.shape[0], 1, 1, 1)) * torch.ones_like(x)
+        h = F.relu(self.conv(torch.cat((x, plane), dim=1)))
+        mu = self.mu(h.reshape(x.shape[0], -1))
+        return self.dec(torch.cat((mu, y.float()), dim=1)).reshape(x.shape[0], 1, 8, 8)
+'''
+
+
+def test_a_class_condition_is_one_hot_over_the_models_classes(tmp_path):
+    # debtanu177/CVAE_MNIST's Model.forward(x, y): y, one-hot over num_classes=10, was given the image's form
+    # (2x2x32x32): "RuntimeError: shape '[2, 1, 1, 1]' is invalid for input of size 2048". An argument named for a
+    # class condition beside a model that keeps a class count is B x that count, one-hot
+    result = prove_files(tmp_path, {"cvae.py": CONDITIONAL}, None)["cvae.py:CondVAE"]
+    assert result["status"] == "proven", result
+    assert result["inputs"][1].startswith("2x10:"), result["inputs"]
