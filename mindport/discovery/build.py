@@ -1148,10 +1148,35 @@ class _Limited:
         _no_alarm()
         if exc is not None and (isinstance(exc, _Timeout) or isinstance(exc.__cause__, _Timeout)):
             added = set(sys.modules) - self.before
+            # torch's own modules register themselves in torch's process-wide tables when imported (torch._dynamo.pgo
+            # in the compile cache's artifact factory): imported twice, the second import refuses ("Artifact of
+            # type=pgo already registered in mega-cache artifact factory"). A first Optimizer built in a constructor
+            # (MythraV/rl_lib's DDPG critic: self.optim = optim(self.parameters(), ...)) imports torch._dynamo, 2 s
+            # idle, past the limit on a busy machine: every later attempt of the process failed so (6 of 8 classes
+            # not built). Those are kept and the package the limit stopped is imported to its end now, unlimited
+            torch_left = sorted(n for n in added if n.split(".")[0] == "torch" and _orphaned(n))
             for name in added:
+                if name in torch_left:
+                    continue
                 if name.split(".")[0] not in _KEPT_MODULES or _orphaned(name):
                     sys.modules.pop(name, None)
+            _finish_imports(torch_left)
         return False
+
+
+def _finish_imports(names: list[str]) -> None:
+    """Import the packages above ``names`` that an interrupted import left out of ``sys.modules``, outermost first."""
+    import importlib
+
+    missing = sorted({".".join(n.split(".")[:i]) for n in names for i in range(1, n.count(".") + 1)} - set(sys.modules),
+                     key=lambda n: n.count("."))
+    for package in missing:
+        if package in sys.modules:
+            continue
+        try:
+            importlib.import_module(package)
+        except Exception:  # noqa: BLE001 - as the next attempt would have met it
+            pass
 
 
 def _orphaned(name: str) -> bool:
