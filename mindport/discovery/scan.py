@@ -363,6 +363,17 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
                 for t in node.targets:
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                         alias[f"self.{t.attr}"] = node.value.id
+        # an attribute bound to the parameter and then to something else (``self.dropout = dropout``, then
+        # ``self.dropout = nn.Dropout(dropout)``): what the other methods read is the last binding, not the parameter
+        # (graviraja/seq2seq's Encoder: ``self.dropout(embedded)`` made the rate a callable, a Passthrough, and
+        # nn.Dropout refused it: "'<' not supported between instances of 'Passthrough' and 'int'")
+        last: dict[str, ast.expr] = {}
+        for node in sorted((n for n in ast.walk(init) if isinstance(n, ast.Assign)), key=lambda n: n.lineno):
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    last[f"self.{t.attr}"] = node.value
+        for key in [k for k, v in alias.items() if not (isinstance(last.get(k), ast.Name) and last[k].id == v)]:
+            del alias[key]
 
     # a parameter's name by itself counts in __init__ (not a forward's local), and in a method of the class that
     # __init__ hands it to (``self._check_branches(num_branches, blocks, num_blocks)``: HRNet reads len(num_blocks)

@@ -176,3 +176,33 @@ def test_a_limit_firing_in_torchs_lazy_import_leaves_later_attempts_whole():
     done = subprocess.run([sys.executable, "-c", LIMIT_IN_DYNAMO], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["stopped", "built", "Adam"], done.stdout
+
+
+REBOUND = '''
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    """The rate kept under the name the layer made from it takes next."""
+
+    def __init__(self, vocab, emb_dim, hid_dim, dropout):
+        super().__init__()
+        self.dropout = dropout
+        self.embedding = nn.Embedding(vocab, emb_dim)
+        self.rnn = nn.GRU(emb_dim, hid_dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, src):
+        outputs, hidden = self.rnn(self.dropout(self.embedding(src)))
+        return outputs, hidden
+'''
+
+
+def test_a_parameter_kept_under_a_name_a_layer_takes_next_is_not_that_layer(tmp_path):
+    # graviraja/seq2seq's Encoder/Decoder (3 files): self.dropout = dropout, then self.dropout = nn.Dropout(dropout);
+    # the forward's self.dropout(x) made the rate a callable stand-in: "TypeError: '<' not supported between
+    # instances of 'Passthrough' and 'int'" at nn.Dropout(dropout), every construction tried
+    result = prove_files(tmp_path, {"enc.py": REBOUND}, None)["enc.py:Encoder"]
+    assert result["status"] == "proven", result
+    assert "Passthrough" not in result["ctor"], result["ctor"]
