@@ -1989,6 +1989,11 @@ def _grid_value(name: str, spec: str) -> int | None:
     return None
 
 
+# a graph's (normalised) adjacency or Laplacian under another name than adj: A_hat, A_wave, adj_norm, norm_adj, L_hat
+_DENSE_GRAPHS = re.compile(r"(a|adj|adjacency|g)_?(hat|wave|tilde|norm|normalized|normalised|sym)|"
+                           r"norm(alized|alised)?_?(adj|a|adjacency)|laplacian|lap|l_?(hat|tilde|norm)|adj_?(s|list)?")
+
+
 def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     """The forms tried for a forward argument after the first, from its name and the first input's spec: a time step,
     a dense graph (or a sparse one: ``edge_index``, 2 x E node indices), a mask of ones (channel-first ``B x 1 x T``
@@ -2000,7 +2005,12 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
         return [f"{batch}:int64:0:10"]
     if name in ("noise_labels", "noise_label", "noise_cond", "c_noise"):  # a diffusion model's noise level: floats
         return [f"{batch}:float32:0.1:1", f"{batch}:int64:0:10"]
-    if name in ("adj", "adjacency", "a", "adj_matrix", "graph"):  # a dense graph over the first axis
+    if name in ("adj", "adjacency", "a", "adj_matrix", "graph") or _DENSE_GRAPHS.fullmatch(name):
+        # a dense graph over the first axis; over the nodes of a batch x nodes x ... input (STGCN's forward(X, A_hat),
+        # X batch x nodes x time x features: Coolgiserz/ST-GCN, given X's form, "expected input[2, 32, 16, 32] to
+        # have 16 channels"), one per sample after
+        if len(dims) >= 3:
+            return [f"{dims[1]}x{dims[1]}:float32", f"{batch}x{dims[1]}x{dims[1]}:float32", f"{batch}x{batch}:float32"]
         return [f"{batch}x{batch}:float32"]
     if name in ("adj_mat", "adj_mask", "attn_adj"):  # per head too (GATv2: N x N x 1, broadcast over its heads)
         return [f"{batch}x{batch}x1:float32:1:1", f"{batch}x{batch}:float32:1:1"]

@@ -206,3 +206,36 @@ def test_a_parameter_kept_under_a_name_a_layer_takes_next_is_not_that_layer(tmp_
     result = prove_files(tmp_path, {"enc.py": REBOUND}, None)["enc.py:Encoder"]
     assert result["status"] == "proven", result
     assert "Passthrough" not in result["ctor"], result["ctor"]
+
+
+NODES_BY_TIME = '''
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class GraphTimeBlock(nn.Module):
+    """A temporal convolution per node, then a graph convolution over the nodes (batch x nodes x time x features)."""
+
+    def __init__(self, in_channels, hidden, num_nodes):
+        super().__init__()
+        self.time = nn.Conv2d(in_channels, hidden, (1, 3))
+        self.theta = nn.Parameter(torch.randn(hidden, hidden) / hidden)
+        self.norm = nn.BatchNorm2d(num_nodes)
+
+    def forward(self, X, A_hat):
+        t = F.relu(self.time(X.permute(0, 3, 1, 2))).permute(0, 2, 3, 1)
+        mixed = torch.einsum("ij,jklm->kilm", A_hat, t.permute(1, 0, 2, 3))
+        return self.norm(torch.matmul(mixed, self.theta))
+'''
+
+
+def test_a_normalised_adjacency_over_the_nodes_axis(tmp_path):
+    # Coolgiserz/ST-GCN's STGCNBlock.forward(X, A_hat) / STGCN.forward(A_hat, X): X is batch x nodes x time x
+    # features, A_hat nodes x nodes; A_hat was given X's own form: "expected input[2, 32, 16, 32] to have 16
+    # channels". An argument named for a (normalised) adjacency (A_hat, adj_norm, laplacian ...) is a dense graph,
+    # over the nodes axis of an input of rank 3 or more
+    result = prove_files(tmp_path, {"st.py": NODES_BY_TIME}, None)["st.py:GraphTimeBlock"]
+    assert result["status"] == "proven", result
+    n = result["inputs"][0].split("x")[1]
+    assert result["inputs"][1].startswith(f"{n}x{n}:"), result["inputs"]
