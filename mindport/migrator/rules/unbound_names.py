@@ -20,8 +20,8 @@ _DYNAMIC = ("import *", "globals()", "exec(", "__builtins__", "setattr(sys.modul
 
 
 class UnboundNameTransform(GraphMethodRule):
-    """In a model's methods, a statement that reads a name nothing binds (not the method, not the module, not
-    Python's builtins) is ``raise NameError(...)``, with the statement kept above it as a comment.
+    """In a model's methods, a statement on a branch of an ``if`` that reads a name nothing binds (not the method, not
+    the module, not Python's builtins) is ``raise NameError(...)``, with the statement kept above it as a comment.
 
     Such a read is the repository's own slip, usually on a branch its runs never take (``if lengths is not None:
     out = pad_packed_sequence(output)[0]``, ``output`` a typo for ``out``): torch runs the method, and would raise
@@ -31,7 +31,8 @@ class UnboundNameTransform(GraphMethodRule):
     compiles it (a branch settled when the graph is built drops it; one decided at run time raises there, as torch
     does).
 
-    Taken only in a file that binds no names in ways a statement does not show (``from m import *``, ``globals()``,
+    Taken only on a branch (a line every call runs would fail in torch too: a fragment, not a model), and only in a
+    file that binds no names in ways a statement does not show (``from m import *``, ``globals()``,
     ``exec``); a name any statement of the module binds (at any depth outside functions: ``if __name__ ==
     "__main__": device = ...``), or the method binds (a parameter, an assignment, a loop, a nested function's), is
     left alone.
@@ -97,6 +98,7 @@ class UnboundNameTransform(GraphMethodRule):
         super().__init__(ctx, module_classes)
         self._module_bound: frozenset[str] | None = None  # None: a file this rule leaves alone
         self._bound: list[frozenset[str]] = []  # per enclosing compiled function: the names bound in it
+        self._in_branch: set[int] = set()  # ids of the statement lines an if of a compiled function holds
 
     def visit_Module(self, node: cst.Module) -> None:
         if not self._module_classes or any(text in node.code for text in _DYNAMIC):
@@ -118,6 +120,7 @@ class UnboundNameTransform(GraphMethodRule):
             self._bound.append(frozenset({"*"}))
             return
         self._bound.append(outer | _function_bindings(tree))
+        self._in_branch |= _branch_lines(node.body)
 
     def leave_FunctionDef(self, original_node, updated_node):
         if self.compiled and self._module_bound is not None and self._bound:
@@ -125,7 +128,8 @@ class UnboundNameTransform(GraphMethodRule):
         return super().leave_FunctionDef(original_node, updated_node)
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        if not self.compiled or self._module_bound is None or not self._bound or "*" in self._bound[-1]:
+        if not self.compiled or self._module_bound is None or not self._bound or "*" in self._bound[-1] \
+                or id(original_node) not in self._in_branch:
             return updated_node
         try:
             tree = ast.parse(textwrap.dedent(code_of(original_node.with_changes(leading_lines=[]))))
@@ -143,6 +147,18 @@ class UnboundNameTransform(GraphMethodRule):
             "unbound name)"))] + [cst.EmptyLine(comment=cst.Comment(f"# {line}")) for line in original]
         raised = parse_statement(f"raise NameError({repr(f'name {name!r} is not defined')})")
         return raised.with_changes(leading_lines=[*original_node.leading_lines, *comments])
+
+
+def _branch_lines(node: cst.CSTNode, inside: bool = False) -> set[int]:
+    """The ids of the statement lines under ``node`` that an ``if`` (or its ``elif``/``else``) holds."""
+    out: set[int] = set()
+    for child in node.children:
+        if isinstance(child, cst.SimpleStatementLine):
+            if inside:
+                out.add(id(child))
+            continue
+        out |= _branch_lines(child, inside or isinstance(child, cst.If))
+    return out
 
 
 def _module_bindings(tree: ast.Module) -> set[str]:
