@@ -2863,6 +2863,43 @@ def attribute_images(model, tries: list[list[str]]) -> list[list[str]]:
     return [list(t) for t in dict.fromkeys(map(tuple, out))]
 
 
+class _ProbeRecorder:
+    """The inputs a constructor hands its own layers while it builds them: a model that sizes its classifier by
+    running a sample through its convolutions (``sample = torch.zeros(1, 1, n_input, fixed_length)``, then
+    ``self.fc1 = nn.Linear(self.convs(sample).numel(), 128)``) takes inputs of that sample's form, at sides no
+    square image has (perceptronq/keywordspot's SimpleCNN: 13 MFCC coefficients x 215 frames; at 32 x 32, "mat1 and
+    mat2 shapes cannot be multiplied (2x1152 and 1664x128)")."""
+
+    def __enter__(self):
+        import torch
+
+        self.calls: list[tuple[object, tuple, object]] = []
+
+        def hook(module, args):
+            if len(self.calls) < 64 and args and isinstance(args[0], torch.Tensor):
+                self.calls.append((module, tuple(args[0].shape), args[0].dtype))
+
+        self._handle = torch.nn.modules.module.register_module_forward_pre_hook(hook)
+        return self
+
+    def __exit__(self, *exc):
+        self._handle.remove()
+        return False
+
+    def spec(self, model, fwd: list[dict]) -> list[list[str]]:
+        """The first sample the constructor ran through one of the model's layers, at a batch of 2, as the input
+        of a forward taking one tensor; none otherwise."""
+        required = [p for p in fwd if p["default"] is None and p["kind"] == "positional"]
+        if len(required) != 1:
+            return []
+        own = {id(m) for m in model.modules()}
+        for module, shape, dtype in self.calls:
+            if id(module) in own and module is not model and len(shape) >= 2 and dtype.is_floating_point:
+                dims = [2 if shape[0] == 1 else shape[0], *shape[1:]]
+                return [["x".join(map(str, dims)) + ":" + str(dtype).replace("torch.", "")]]
+        return []
+
+
 def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
     """The parameter count of the model built on the meta device (no memory, no init), or None when it cannot be."""
     import torch
@@ -2943,7 +2980,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                     with calls:
                         model = build_model(ref, ctor, root=root, isolated=True)
                 else:
-                    model = build_model(ref, ctor, root=root, isolated=True)
+                    with _ProbeRecorder() as probes:
+                        model = build_model(ref, ctor, root=root, isolated=True)
         except BaseException as exc:  # noqa: BLE001 - every failure is a reason
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -2975,6 +3013,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         else:
             fwd = _handed_forward_use(model, cand["forward"] or [])
             tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
+            # first after the repository's own: the input the constructor probed its own layers with
+            probed = [] if recording else probes.spec(model, fwd)
+            tries = tries[:len(cand["inputs"][:4])] + [s for s in probed if s not in tries] + \
+                [s for s in tries[len(cand["inputs"][:4]):] if s not in probed]
             # after the first layer's forms: the image the constructor was told of (``ViT(in_c=3, img_size=32,
             # patch=8)`` unfolds its input into patches before its first Linear, which takes a patch's flattened
             # length)

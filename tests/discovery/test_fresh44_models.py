@@ -239,3 +239,37 @@ def test_a_normalised_adjacency_over_the_nodes_axis(tmp_path):
     assert result["status"] == "proven", result
     n = result["inputs"][0].split("x")[1]
     assert result["inputs"][1].startswith(f"{n}x{n}:"), result["inputs"]
+
+
+PROBED = '''
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class FrameCNN(nn.Module):
+    """Sizes its classifier by running a sample of its input's form (coefficients x frames) through its convolutions."""
+
+    def __init__(self, n_coeffs=13, n_frames=101, n_out=4):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 8, kernel_size=3)
+        self.conv2 = nn.Conv2d(8, 16, kernel_size=3)
+        self.pool = nn.MaxPool2d(2)
+        sample = torch.zeros(1, 1, n_coeffs, n_frames)
+        flat = self.pool(F.relu(self.conv2(self.pool(F.relu(self.conv1(sample)))))).numel()
+        self.fc = nn.Linear(flat, n_out)
+
+    def forward(self, x):
+        x = self.pool(F.relu(self.conv1(x)))
+        x = self.pool(F.relu(self.conv2(x)))
+        return self.fc(x.view(x.size(0), -1))
+'''
+
+
+def test_the_sample_a_constructor_probes_its_layers_with_is_the_input(tmp_path):
+    # perceptronq/keywordspot's SimpleCNN(n_input=13, fixed_length=215) runs torch.zeros(1, 1, n_input, fixed_length)
+    # through its convolutions to size fc1: every square image tried met "mat1 and mat2 shapes cannot be multiplied
+    # (2x1152 and 1664x128)". The sample the constructor ran through its first layer, at a batch of 2, is tried first
+    result = prove_files(tmp_path, {"kws.py": PROBED}, None)["kws.py:FrameCNN"]
+    assert result["status"] == "proven", result
+    assert result["inputs"][0].startswith("2x1x13x101:"), result["inputs"]
