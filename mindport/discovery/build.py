@@ -2972,7 +2972,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         t = time.perf_counter()
         calls = None
         try:
-            with _Limited(seconds):
+            with _Limited(seconds), _ProbeRecorder() as probes:
                 if recording:  # each sub-module's construction, for the blocks whose forward inputs are recorded
                     from mindport.discovery.call_sites import CallRecorder
 
@@ -2980,8 +2980,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                     with calls:
                         model = build_model(ref, ctor, root=root, isolated=True)
                 else:
-                    with _ProbeRecorder() as probes:
-                        model = build_model(ref, ctor, root=root, isolated=True)
+                    model = build_model(ref, ctor, root=root, isolated=True)
         except BaseException as exc:  # noqa: BLE001 - every failure is a reason
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -3014,7 +3013,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             fwd = _handed_forward_use(model, cand["forward"] or [])
             tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
             # first after the repository's own: the input the constructor probed its own layers with
-            probed = [] if recording else probes.spec(model, fwd)
+            probed = probes.spec(model, fwd)
             tries = tries[:len(cand["inputs"][:4])] + [s for s in probed if s not in tries] + \
                 [s for s in tries[len(cand["inputs"][:4]):] if s not in probed]
             # after the first layer's forms: the image the constructor was told of (``ViT(in_c=3, img_size=32,
