@@ -1160,10 +1160,35 @@ class _Limited:
         _no_alarm()
         if exc is not None and (isinstance(exc, _Timeout) or isinstance(exc.__cause__, _Timeout)):
             added = set(sys.modules) - self.before
+            # torch's own modules register themselves in torch's process-wide tables when imported (torch._dynamo.pgo
+            # in the compile cache's artifact factory): imported twice, the second import refuses ("Artifact of
+            # type=pgo already registered in mega-cache artifact factory"). A first Optimizer built in a constructor
+            # (MythraV/rl_lib's DDPG critic: self.optim = optim(self.parameters(), ...)) imports torch._dynamo, 2 s
+            # idle, past the limit on a busy machine: every later attempt of the process failed so (6 of 8 classes
+            # not built). Those are kept and the package the limit stopped is imported to its end now, unlimited
+            torch_left = sorted(n for n in added if n.split(".")[0] == "torch" and _orphaned(n))
             for name in added:
+                if name in torch_left:
+                    continue
                 if name.split(".")[0] not in _KEPT_MODULES or _orphaned(name):
                     sys.modules.pop(name, None)
+            _finish_imports(torch_left)
         return False
+
+
+def _finish_imports(names: list[str]) -> None:
+    """Import the packages above ``names`` that an interrupted import left out of ``sys.modules``, outermost first."""
+    import importlib
+
+    missing = sorted({".".join(n.split(".")[:i]) for n in names for i in range(1, n.count(".") + 1)} - set(sys.modules),
+                     key=lambda n: n.count("."))
+    for package in missing:
+        if package in sys.modules:
+            continue
+        try:
+            importlib.import_module(package)
+        except Exception:  # noqa: BLE001 - as the next attempt would have met it
+            pass
 
 
 def _orphaned(name: str) -> bool:
@@ -1297,6 +1322,18 @@ _STATE_INITS = ("init_hidden", "initHidden", "init_hidden_state", "init_state", 
 _FLOAT_BESIDE_TOKENS = re.compile(r"enc|memory|context|output|feat|emb|src_hidden|keys?$|values?$|latent|cond")
 
 
+_CONDITION_NAMES = re.compile(r"y|c|cond|condition|conditions|labels?|class_?labels?|classes|cls|(y|c|labels?)_?"
+                              r"(one_?hot|oh|vec)|one_?hot|one_?hot_?labels?")
+_CLASS_COUNTS = re.compile(r"_?((num|n)_?class(es)?|class(es)?_?(num|count)|n?class|num_?labels|n_?labels|"
+                           r"label_?(dim|size)|n_?cond|cond_?dim|num_?conds?)")
+
+
+def _class_count(model) -> int | None:
+    """The number of classes a model keeps (``self.num_classes``, ``self.n_classes``, ``self.label_dim``), or None."""
+    return next((v for k, v in vars(model).items() if type(v) is int and 1 < v <= 4096
+                 and _CLASS_COUNTS.fullmatch(k.lower())), None)
+
+
 def _model_forms(model, param: dict, spec: str) -> list[str]:
     """Forms for a forward argument after the first that only the built model can tell (before the forms by name):
     a recurrent state (``forward(input, hidden)``) as the model's own ``init_hidden`` makes it for the first input's
@@ -1318,6 +1355,13 @@ def _model_forms(model, param: dict, spec: str) -> list[str]:
     cell = bool(_CELL_STATE_NAMES.fullmatch(low))
     if cell or _STATE_NAMES.fullmatch(low):
         return _state_forms(model, dims, cell=cell)
+    classes = _class_count(model) if _CONDITION_NAMES.fullmatch(low) else None
+    if classes:
+        # a class condition beside the input of a model that keeps a class count (a conditional VAE or GAN's
+        # ``forward(x, y)``, y one-hot: ``torch.argmax(y, dim=1)``, ``torch.cat((z, y.float()), dim=1)``): batch x
+        # that count, then the class ids (debtanu177/CVAE_MNIST: given the image's form, "shape '[2, 1, 1, 1]' is
+        # invalid for input of size 2048")
+        return [f"{dims[0]}x{classes}:float32:0:1", f"{dims[0]}:int64:0:{classes}"]
     widths = [m.embedding_dim for m in model.modules() if isinstance(m, nn.Embedding)]
     if rest.startswith("int") and len(dims) == 2 and widths and _FLOAT_BESIDE_TOKENS.search(low) \
             and "mask" not in low:
@@ -1957,6 +2001,11 @@ def _grid_value(name: str, spec: str) -> int | None:
     return None
 
 
+# a graph's (normalised) adjacency or Laplacian under another name than adj: A_hat, A_wave, adj_norm, norm_adj, L_hat
+_DENSE_GRAPHS = re.compile(r"(a|adj|adjacency|g)_?(hat|wave|tilde|norm|normalized|normalised|sym)|"
+                           r"norm(alized|alised)?_?(adj|a|adjacency)|laplacian|lap|l_?(hat|tilde|norm)|adj_?(s|list)?")
+
+
 def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
     """The forms tried for a forward argument after the first, from its name and the first input's spec: a time step,
     a dense graph (or a sparse one: ``edge_index``, 2 x E node indices), a mask of ones (channel-first ``B x 1 x T``
@@ -1968,7 +2017,12 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
         return [f"{batch}:int64:0:10"]
     if name in ("noise_labels", "noise_label", "noise_cond", "c_noise"):  # a diffusion model's noise level: floats
         return [f"{batch}:float32:0.1:1", f"{batch}:int64:0:10"]
-    if name in ("adj", "adjacency", "a", "adj_matrix", "graph"):  # a dense graph over the first axis
+    if name in ("adj", "adjacency", "a", "adj_matrix", "graph") or _DENSE_GRAPHS.fullmatch(name):
+        # a dense graph over the first axis; over the nodes of a batch x nodes x ... input (STGCN's forward(X, A_hat),
+        # X batch x nodes x time x features: Coolgiserz/ST-GCN, given X's form, "expected input[2, 32, 16, 32] to
+        # have 16 channels"), one per sample after
+        if len(dims) >= 3:
+            return [f"{dims[1]}x{dims[1]}:float32", f"{batch}x{dims[1]}x{dims[1]}:float32", f"{batch}x{batch}:float32"]
         return [f"{batch}x{batch}:float32"]
     if name in ("adj_mat", "adj_mask", "attn_adj"):  # per head too (GATv2: N x N x 1, broadcast over its heads)
         return [f"{batch}x{batch}x1:float32:1:1", f"{batch}x{batch}:float32:1:1"]
@@ -2821,6 +2875,43 @@ def attribute_images(model, tries: list[list[str]]) -> list[list[str]]:
     return [list(t) for t in dict.fromkeys(map(tuple, out))]
 
 
+class _ProbeRecorder:
+    """The inputs a constructor hands its own layers while it builds them: a model that sizes its classifier by
+    running a sample through its convolutions (``sample = torch.zeros(1, 1, n_input, fixed_length)``, then
+    ``self.fc1 = nn.Linear(self.convs(sample).numel(), 128)``) takes inputs of that sample's form, at sides no
+    square image has (perceptronq/keywordspot's SimpleCNN: 13 MFCC coefficients x 215 frames; at 32 x 32, "mat1 and
+    mat2 shapes cannot be multiplied (2x1152 and 1664x128)")."""
+
+    def __enter__(self):
+        import torch
+
+        self.calls: list[tuple[object, tuple, object]] = []
+
+        def hook(module, args):
+            if len(self.calls) < 64 and args and isinstance(args[0], torch.Tensor):
+                self.calls.append((module, tuple(args[0].shape), args[0].dtype))
+
+        self._handle = torch.nn.modules.module.register_module_forward_pre_hook(hook)
+        return self
+
+    def __exit__(self, *exc):
+        self._handle.remove()
+        return False
+
+    def spec(self, model, fwd: list[dict]) -> list[list[str]]:
+        """The first sample the constructor ran through one of the model's layers, at a batch of 2, as the input
+        of a forward taking one tensor; none otherwise."""
+        required = [p for p in fwd if p["default"] is None and p["kind"] == "positional"]
+        if len(required) != 1:
+            return []
+        own = {id(m) for m in model.modules()}
+        for module, shape, dtype in self.calls:
+            if id(module) in own and module is not model and len(shape) >= 2 and dtype.is_floating_point:
+                dims = [2 if shape[0] == 1 else shape[0], *shape[1:]]
+                return [["x".join(map(str, dims)) + ":" + str(dtype).replace("torch.", "")]]
+        return []
+
+
 def _meta_params(ref: str, ctor: str, root: str, seconds: float) -> int | None:
     """The parameter count of the model built on the meta device (no memory, no init), or None when it cannot be."""
     import torch
@@ -2893,7 +2984,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         t = time.perf_counter()
         calls = None
         try:
-            with _Limited(seconds):
+            with _Limited(seconds), _ProbeRecorder() as probes:
                 if recording:  # each sub-module's construction, for the blocks whose forward inputs are recorded
                     from mindport.discovery.call_sites import CallRecorder
 
@@ -2933,6 +3024,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
         else:
             fwd = _handed_forward_use(model, cand["forward"] or [])
             tries = [s for s in cand["inputs"][:4]] + [s for s in first_layer_inputs(model, fwd)]
+            # first after the repository's own: the input the constructor probed its own layers with
+            probed = probes.spec(model, fwd)
+            tries = tries[:len(cand["inputs"][:4])] + [s for s in probed if s not in tries] + \
+                [s for s in tries[len(cand["inputs"][:4]):] if s not in probed]
             # after the first layer's forms: the image the constructor was told of (``ViT(in_c=3, img_size=32,
             # patch=8)`` unfolds its input into patches before its first Linear, which takes a patch's flattened
             # length)

@@ -363,6 +363,17 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
                 for t in node.targets:
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                         alias[f"self.{t.attr}"] = node.value.id
+        # an attribute bound to the parameter and then to something else (``self.dropout = dropout``, then
+        # ``self.dropout = nn.Dropout(dropout)``): what the other methods read is the last binding, not the parameter
+        # (graviraja/seq2seq's Encoder: ``self.dropout(embedded)`` made the rate a callable, a Passthrough, and
+        # nn.Dropout refused it: "'<' not supported between instances of 'Passthrough' and 'int'")
+        last: dict[str, ast.expr] = {}
+        for node in sorted((n for n in ast.walk(init) if isinstance(n, ast.Assign)), key=lambda n: n.lineno):
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    last[f"self.{t.attr}"] = node.value
+        for key in [k for k, v in alias.items() if not (isinstance(last.get(k), ast.Name) and last[k].id == v)]:
+            del alias[key]
 
     # a parameter's name by itself counts in __init__ (not a forward's local), and in a method of the class that
     # __init__ hands it to (``self._check_branches(num_branches, blocks, num_blocks)``: HRNet reads len(num_blocks)
@@ -549,6 +560,11 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
                     required[which(a.value)].item_passes.append((callee, i))
                 if isinstance(a, ast.Starred) and which(a.value) is not None:
                     uses[which(a.value)].add("sequence")
+                    if any(not isinstance(b, ast.Starred) for b in node.args):
+                        # unpacked beside further positional arguments (``nn.Linear(*input_dims, hidden)``: an
+                        # environment's observation shape, a 1-tuple): one extent at least, not the [8, 16] a
+                        # plural size gets (MythraV/rl_lib's DDPG critic: Linear(8, 16, bias=8))
+                        at_least(which(a.value), 1)
                 elif which(a) is not None:  # handed on: Transformer(cfg)
                     required[which(a)].passes.append((callee, i))
         elif isinstance(node, ast.Starred) and which(node.value) is not None:

@@ -73,6 +73,7 @@ from mindport.migrator.rules.training_loop import TrainingLoopRule
 from mindport.migrator.rules.truth_tests import XorTestTransform
 from mindport.migrator.rules.try_reraise import TryReraiseTransform
 from mindport.migrator.rules.unbound_fallbacks import UnboundFallbackTransform
+from mindport.migrator.rules.unbound_names import UnboundNameTransform
 from mindport.migrator.rules.zip_strict import ZipStrictTransform
 from mindport.migrator.rules.aug_rebind import AugAssignRebindTransform
 from mindport.migrator.rules.alias_updates import AliasUpdateTransform
@@ -116,6 +117,7 @@ RULES = (
     DisplayStatementTransform,    # row.append(i), col.append(j) / f(x) if c else None in a model method -> statements (GRAPH_MODE drops them)
     UnboundFallbackTransform,     # try: s = s[...] / except: s = 0 (s unbound at first) -> s = None; if s is None (GRAPH_MODE)
     BranchBindingTransform,       # names bound on one branch of an if in a model method: bound first (GRAPH_MODE)
+    UnboundNameTransform,         # a model method's line reading a name nothing binds -> raise NameError (GRAPH_MODE)
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
     DictUnpackTransform,          # {**a, **b} in a function -> merged_dict(a, b) (GRAPH_MODE reads ** wrong)
     GraphContainerTransform,      # dict(d) in a model method -> dict_copy(d); m = l then m.append: MP107 (GRAPH_MODE)
@@ -155,7 +157,7 @@ RULES = (
 )
 
 
-_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, ListPopTransform, IterNextTransform,
+_TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, UnboundNameTransform, ListPopTransform, IterNextTransform,
                         ListExtendTransform,
                         ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
                         PackedFieldTransform, GraphContainerTransform,

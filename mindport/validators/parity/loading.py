@@ -589,6 +589,23 @@ def _definitions_retry(exc: BaseException) -> bool:
     return failed_at_import(exc)
 
 
+def _found_elsewhere(path: Path) -> bool:
+    """The file's name, imported now, would be another folder's file: its folder is on sys.path behind a sibling's
+    with a file of the same name (agents/DDPG/policies.py and agents/SAC/policies.py, neither a package; the name
+    forgotten by a one-off import there). Such a file is imported under a name of its own."""
+    import importlib.machinery
+
+    folder = str(path.parent)
+    if path.stem in sys.modules or folder not in sys.path:
+        return False
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(path.stem, sys.path)
+    except (ImportError, ValueError):
+        return False
+    origin = getattr(spec, "origin", None)
+    return isinstance(origin, str) and os.path.realpath(origin) != os.path.realpath(path)
+
+
 def import_file(path: Path, keep: bool = False):
     """Import a user's module from its path, with its folder on sys.path (so its sibling imports work).
 
@@ -608,7 +625,8 @@ def import_file(path: Path, keep: bool = False):
         except OSError as exc:
             raise InputError(f"cannot read the notebook {path}: {exc}") from exc
     elif keep and path.stem.isidentifier() and (path.stem not in sys.modules
-                                                or _same_file(sys.modules[path.stem], path)):
+                                                or _same_file(sys.modules[path.stem], path)) \
+            and not _found_elsewhere(path):
         _add_path(folder, first=True)
         return _import_module(ModelRef(str(path), "", path.stem, path.parent, path))
     stem = re.sub(r"\W", "_", path.stem)  # a notebook's "1 - Neural Bag of Words"

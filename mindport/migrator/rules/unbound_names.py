@@ -1,0 +1,210 @@
+"""The converter rule UnboundNameTransform: its docstring is its documentation, its EXAMPLES are tests, and
+docs/converter/unbound_names.md shows both."""
+from __future__ import annotations
+
+import ast
+import builtins
+import textwrap
+
+import libcst as cst
+
+from mindport.migrator.rules.base import Example, GraphMethodRule
+from mindport.migrator.syntax import code_of
+from mindport.migrator.walk import parse_statement
+
+# module attributes Python binds in every module (read as plain names)
+_MODULE_NAMES = frozenset({"__name__", "__file__", "__doc__", "__package__", "__spec__", "__loader__", "__path__",
+                           "__builtins__", "__annotations__", "__dict__", "__cached__", "__class__"})
+# a module that binds names at run time in ways no statement shows: nothing is taken as unbound there
+_DYNAMIC = ("import *", "globals()", "exec(", "__builtins__", "setattr(sys.modules", "vars()")
+
+
+class UnboundNameTransform(GraphMethodRule):
+    """In a model's methods, a statement on a branch of an ``if`` that reads a name nothing binds (not the method, not
+    the module, not Python's builtins) is ``raise NameError(...)``, with the statement kept above it as a comment.
+
+    Such a read is the repository's own slip, usually on a branch its runs never take (``if lengths is not None:
+    out = pad_packed_sequence(output)[0]``, ``output`` a typo for ``out``): torch runs the method, and would raise
+    ``NameError`` on that line if it ran. MindSpore's static graph (GRAPH_MODE, ``@jit``) resolves every name of
+    the method when it compiles it, taken branch or not, and refused the whole method ("NameError: The name 'output'
+    is not defined, or not supported in graph mode"). The ``raise`` is what the line does in Python, and a graph
+    compiles it (a branch settled when the graph is built drops it; one decided at run time raises there, as torch
+    does).
+
+    Taken only on a branch (a line every call runs would fail in torch too: a fragment, not a model), and only in a
+    file that binds no names in ways a statement does not show (``from m import *``, ``globals()``,
+    ``exec``); a name any statement of the module binds (at any depth outside functions: ``if __name__ ==
+    "__main__": device = ...``), or the method binds (a parameter, an assignment, a loop, a nested function's), is
+    left alone.
+    """
+
+    EXAMPLES = (
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Encoder(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.lstm = nn.LSTM(8, 8, batch_first=True)
+
+                    def forward(self, x, lengths=None):
+                        out, hidden = self.lstm(x)
+                        if lengths is not None:
+                            out = nn.utils.rnn.pad_packed_sequence(output)[0]
+                        return out
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Encoder(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.lstm = nn.LSTM(input_size=8, hidden_size=8, batch_first=True)
+
+                    def construct(self, x, lengths=None):
+                        out, hidden = self.lstm(x)
+                        if lengths is not None:
+                            # mindport: 'output' is bound nowhere: torch raises NameError on this line (GRAPH_MODE compiles no unbound name)
+                            # out = nn.utils.rnn.pad_packed_sequence(output)[0]
+                            raise NameError("name 'output' is not defined")
+                        return out
+            """,
+            note="output is bound nowhere in the file: the line raises what it raised in torch.",
+        ),
+        Example(
+            before="""
+                from mindspore import nn
+
+
+                class Net(nn.Cell):
+                    def construct(self, x):
+                        def scale(v):
+                            return v * factor
+                        factor = 2
+                        return scale(x) + offset
+
+
+                if __name__ == "__main__":
+                    offset = 1
+            """,
+            note="factor is the method's, offset the module's (bound under __main__): left as written.",
+        ),
+    )
+
+    def __init__(self, ctx, module_classes: set[str]) -> None:
+        super().__init__(ctx, module_classes)
+        self._module_bound: frozenset[str] | None = None  # None: a file this rule leaves alone
+        self._bound: list[frozenset[str]] = []  # per enclosing compiled function: the names bound in it
+        self._in_branch: set[int] = set()  # ids of the statement lines an if of a compiled function holds
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if not self._module_classes or any(text in node.code for text in _DYNAMIC):
+            return
+        try:
+            tree = ast.parse(node.code)
+        except SyntaxError:
+            return
+        self._module_bound = frozenset(_module_bindings(tree)) | _MODULE_NAMES | frozenset(dir(builtins))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
+        if not self.compiled or self._module_bound is None:
+            return
+        outer = self._bound[-1] if self._bound else frozenset()
+        try:
+            tree = ast.parse(textwrap.dedent(code_of(node.with_changes(decorators=[]))))
+        except SyntaxError:
+            self._bound.append(frozenset({"*"}))
+            return
+        self._bound.append(outer | _function_bindings(tree))
+        self._in_branch |= _branch_lines(node.body)
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        if self.compiled and self._module_bound is not None and self._bound:
+            self._bound.pop()
+        return super().leave_FunctionDef(original_node, updated_node)
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not self.compiled or self._module_bound is None or not self._bound or "*" in self._bound[-1] \
+                or id(original_node) not in self._in_branch:
+            return updated_node
+        try:
+            tree = ast.parse(textwrap.dedent(code_of(original_node.with_changes(leading_lines=[]))))
+        except SyntaxError:
+            return updated_node
+        reads = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        unbound = [n for n in dict.fromkeys(reads) if n not in self._bound[-1] and n not in self._module_bound]
+        if not unbound:
+            return updated_node
+        name = unbound[0]
+        self.ctx.converted_sites += 1
+        original = code_of(original_node.with_changes(leading_lines=[])).strip().splitlines()
+        comments = [cst.EmptyLine(comment=cst.Comment(
+            f"# mindport: {name!r} is bound nowhere: torch raises NameError on this line (GRAPH_MODE compiles no "
+            "unbound name)"))] + [cst.EmptyLine(comment=cst.Comment(f"# {line}")) for line in original]
+        raised = parse_statement(f"raise NameError({repr(f'name {name!r} is not defined')})")
+        return raised.with_changes(leading_lines=[*original_node.leading_lines, *comments])
+
+
+def _branch_lines(node: cst.CSTNode, inside: bool = False) -> set[int]:
+    """The ids of the statement lines under ``node`` that an ``if`` (or its ``elif``/``else``) holds."""
+    out: set[int] = set()
+    for child in node.children:
+        if isinstance(child, cst.SimpleStatementLine):
+            if inside:
+                out.add(id(child))
+            continue
+        out |= _branch_lines(child, inside or isinstance(child, cst.If))
+    return out
+
+
+def _module_bindings(tree: ast.Module) -> set[str]:
+    """Names the module's statements bind, at any depth outside function and class bodies (their own names too)."""
+    out: set[str] = set()
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            out.add(node.name)
+        todo.extend(ast.iter_child_nodes(node))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):  # a function's ``global x`` then ``x = ...``: the module's
+            out |= set(node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                isinstance(n, ast.ClassDef) for n in ast.walk(node)):
+            out |= _function_bindings(node)  # a class made in a function: its methods read the function's names
+    return out
+
+
+def _function_bindings(tree: ast.AST) -> frozenset[str]:
+    """Every name a function (with what it nests) binds: parameters, assignments, loops, imports, nested names."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.add(node.id)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out |= set(node.names)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            out.add(node.name)
+    return frozenset(out)
