@@ -814,6 +814,17 @@ _ODD_WANTED = re.compile(r"\bodd\b", re.I)
 _KERNEL_NAME = re.compile(r"(^|_)(kernel|kernel_?size|ksize|k_?size|kernel_?width|kernel_?len(gth)?)$", re.I)
 
 
+def _ctor_call(ctor: str):
+    """The constructor text as the call ``f(ctor)`` parsed (an ``ast.Call``), or None when it does not parse so."""
+    import ast as _ast
+
+    try:
+        call = _ast.parse(f"f({ctor})", mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return call if isinstance(call, _ast.Call) else None
+
+
 def odd_kernels(ctor: str, params: list[dict]) -> str | None:
     """The constructor text ``ctor`` with each even kernel size odd (one less; 3 for 2 and under), when building
     said a number must be odd ("kernel_size should be a odd number for padding": a "same" padding of (k - 1) // 2).
@@ -823,11 +834,8 @@ def odd_kernels(ctor: str, params: list[dict]) -> str | None:
     kernel size is even."""
     import ast as _ast
 
-    try:
-        call = _ast.parse(f"f({ctor})", mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    if not isinstance(call, _ast.Call):
+    call = _ctor_call(ctor)
+    if call is None:
         return None
     positional = [p["name"] for p in params if p["kind"] == "positional"]
     given = {kw.arg: kw for kw in call.keywords if kw.arg}
@@ -879,11 +887,8 @@ def shrunk_call(ctor: str, params: list[dict]) -> str | None:
     when nothing in it shrinks."""
     import ast as _ast
 
-    try:
-        call = _ast.parse(f"f({ctor})", mode="eval").body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    if not isinstance(call, _ast.Call):
+    call = _ctor_call(ctor)
+    if call is None:
         return None
     names = [p["name"] for p in params if p["kind"] == "positional"]
     changed = False
