@@ -14,6 +14,7 @@ import mindspore as ms
 from mindspore import nn
 
 from mindport.runtime.lightning_members import AttributeDict, DataModuleMembers, LightningMembers
+from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
 __all__ = ["AttributeDict", "LightningDataModule", "LightningModule", "Trainer", "seed_everything"]
 
