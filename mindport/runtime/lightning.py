@@ -298,33 +298,29 @@ class Trainer:
         model.set_train(True)
         return results
 
-    def validate(self, model=None, dataloaders=None, datamodule=None):
+    def _stage(self, model, dataloaders, datamodule, stage: str, loader: str):
+        """validate/test/predict's start: the model attached, and its loaders, when none are given, from the data
+        module (else the model) set up for ``stage``, by its ``{loader}_dataloader``."""
         model = model or self.model
         self._attach(model)
-        source = datamodule if datamodule is not None else model
         if dataloaders is None:
-            source.setup("validate")
-            dataloaders = source.val_dataloader()
+            source = datamodule if datamodule is not None else model
+            source.setup(stage)
+            dataloaders = getattr(source, f"{loader}_dataloader")()
+        return model, dataloaders
+
+    def validate(self, model=None, dataloaders=None, datamodule=None):
+        model, dataloaders = self._stage(model, dataloaders, datamodule, "validate", "val")
         self._evaluate(model, dataloaders, "validation", self.limit_val_batches)
         return [dict(model.callback_metrics)]
 
     def test(self, model=None, dataloaders=None, datamodule=None):
-        model = model or self.model
-        self._attach(model)
-        source = datamodule if datamodule is not None else model
-        if dataloaders is None:
-            source.setup("test")
-            dataloaders = source.test_dataloader()
+        model, dataloaders = self._stage(model, dataloaders, datamodule, "test", "test")
         self._evaluate(model, dataloaders, "test")
         return [dict(model.callback_metrics)]
 
     def predict(self, model=None, dataloaders=None, datamodule=None):
-        model = model or self.model
-        self._attach(model)
-        source = datamodule if datamodule is not None else model
-        if dataloaders is None:
-            source.setup("predict")
-            dataloaders = source.predict_dataloader()
+        model, dataloaders = self._stage(model, dataloaders, datamodule, "predict", "predict")
         model.set_train(False)
         step = getattr(model, "predict_step", None)  # Lightning's default: the model called on the batch
         return [step(batch, i) if step is not None else model(batch) for i, batch in enumerate(dataloaders)]

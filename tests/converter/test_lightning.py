@@ -487,3 +487,36 @@ def test_trainer_reads_configure_optimizers_forms_as_lightning_does(tmp_path, fo
     np.testing.assert_allclose(m_model.losses, t_model.losses, rtol=1e-4, atol=1e-5)
     for key, value in t_model.state_dict().items():
         np.testing.assert_allclose(m_params[key].asnumpy(), value.numpy(), rtol=1e-4, atol=1e-5)
+
+
+FIT_VALIDATE = FIT + textwrap.dedent("""
+
+
+    def fit_and_validate(model, x, y):
+        trainer = fit(model, x, y)
+        model.val.clear()
+        trainer.validate(model, DataLoader(TensorDataset(x[4:], y[4:]), batch_size=4))
+        return trainer
+""")
+
+
+def test_trainer_validate_after_fit_runs_the_validation_loop_as_lightning_does(tmp_path):
+    """trainer.validate(model, loader) after fit: validation_step over the loader given, at the fitted weights, the
+    same losses as the installed Trainer's validate."""
+    import mindspore as ms
+
+    (tmp_path / "lt_val_torch.py").write_text(FIT_VALIDATE)
+    (tmp_path / "lt_val_ms.py").write_text(convert_source(FIT_VALIDATE).code)
+    t_mod, m_mod = _load(tmp_path / "lt_val_torch.py", "lt_val_torch"), _load(tmp_path / "lt_val_ms.py", "lt_val_ms")
+    torch.manual_seed(7)
+    t_model, m_model = t_mod.Fitted(), m_mod.Fitted()
+    m_params = {p.name: p for p in m_model.get_parameters()}
+    for name, value in t_model.state_dict().items():
+        m_params[name].set_data(ms.Tensor(value.numpy()))
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((12, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 12).astype(np.int64)
+    t_mod.fit_and_validate(t_model, torch.tensor(x), torch.tensor(y))
+    m_mod.fit_and_validate(m_model, ms.Tensor(x), ms.Tensor(y))
+    assert len(m_model.val) == len(t_model.val) == 2
+    np.testing.assert_allclose(m_model.val, t_model.val, rtol=1e-4, atol=1e-5)
