@@ -76,6 +76,9 @@ def main() -> None:
     3 inconclusive (validate: a constant output that could not be re-checked), 130 interrupted (Ctrl-C),
     143 terminated (SIGTERM).
     """
+    from mindport.cpu_kernels import cap_this_process
+
+    cap_this_process()  # MindSpore's CPU convolutions on AVX-512 machines: the fast oneDNN path (cpu_kernels.py)
 
 
 def _console(stderr: bool = False):

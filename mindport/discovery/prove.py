@@ -345,7 +345,14 @@ def prove_one(worker: _Worker, entry: dict, src_root: Path, out_root: Path, s: P
             draws.append((draw, report))
             if not report.ok:
                 break
-        return _verdict(entry, draws)
+        entry = _verdict(entry, draws)
+        if worker.timed_out and entry.get("status") != "proven":
+            # the time limit killed the sides mid-comparison: the comparison saw a dead process ("the MindSpore Cell
+            # raised (own init): the MindSpore process stopped (exit code -9)", the layer it was in named as the
+            # cause), which says nothing of the port: the verdict says the limit, and no layer is blamed
+            entry["error"] = f"over {limit:g} s (stopped): {entry.get('error') or 'the comparison did not finish'}"
+            entry["first_divergent"] = None
+        return entry
     except InputError as exc:
         return _fail(entry, "not-built", "reason", f"{stage}: the torch model raised: {_msg(exc)}")
     except (SideError, OSError, EOFError) as exc:

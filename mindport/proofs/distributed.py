@@ -41,13 +41,15 @@ def _free_port() -> int:
 
 
 def _venv_env() -> dict:
+    from mindport.cpu_kernels import capped
+
     """The environment for the launchers: this interpreter's folder first on PATH (msrun starts ``python``)."""
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     root = str(Path(__file__).resolve().parents[2])  # the folder that holds the mindport package
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH", "")]))
     env.setdefault("GLOG_v", "3")  # MindSpore's own logging: errors only
-    return env
+    return capped(env)  # MindSpore's convolutions on the fast oneDNN path (mindport/cpu_kernels.py)
 
 
 def launch_command(side: str, script: Path, args: list[str], job: Path, workers: int = WORKERS) -> list[str]:

@@ -176,6 +176,8 @@ def log_tail(path: str, lines: int = 12) -> str:
 
 
 def _env(extra: dict | None = None) -> dict:
+    from mindport.cpu_kernels import capped
+
     """The side's environment: ours, mindport importable, and ``extra`` (PYTHONPATH entries go after mindport's)."""
     env = dict(os.environ)
     extra = dict(extra or {})
@@ -186,7 +188,7 @@ def _env(extra: dict | None = None) -> dict:
     env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # nothing written into the user's folders
-    return env
+    return capped(env)  # MindSpore's convolutions on the fast oneDNN path (mindport/cpu_kernels.py)
 
 
 if __name__ == "__main__":  # pragma: no cover - the side process
