@@ -79,6 +79,7 @@ from mindport.migrator.rules.aug_rebind import AugAssignRebindTransform
 from mindport.migrator.rules.alias_updates import AliasUpdateTransform
 from mindport.migrator.rules.view_writes import ViewWriteBackTransform
 from mindport.migrator.rules.argument_writes import ArgumentWriteTransform
+from mindport.migrator.rules.onednn_cap import OneDnnCapTransform
 
 RULES = (
     ModuleClassTransform,         # nn.Module -> nn.Cell, forward -> construct
@@ -154,6 +155,7 @@ RULES = (
     CommentIndentTransform,       # a comment left of a function's body -> indented to it (GRAPH_MODE parses methods)
     FormatSpecTransform,          # f"{loss:.4f}", "{:.6f}".format(loss) -> mp_tensor.formattable(loss) (0-d tensors)
     SliceGuardTransform,          # x[..., ::2, ::2], p[i, :yi] read -> mp_tensor.sliced (CPU slice backward faults)
+    OneDnnCapTransform,           # a program: os.environ.setdefault("ONEDNN_MAX_CPU_ISA", "AVX2") (CPU convolutions 40-130x)
 )
 
 
