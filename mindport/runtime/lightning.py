@@ -110,6 +110,19 @@ def seed_everything(seed=None, workers=False, verbose=True) -> int:
     return seed
 
 
+def _batch_size(batch) -> int:
+    """Lightning's batch size of a batch: the first dimension of the first tensor found in it (lists, tuples and
+    dicts searched in order); 1 when none has one."""
+    def first(obj):
+        if hasattr(obj, "shape") and len(obj.shape) > 0:
+            return int(obj.shape[0])
+        items = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else ()
+        return next((size for size in map(first, items) if size is not None), None)
+
+    size = first(batch)
+    return 1 if size is None else size
+
+
 def _is_optimizer(obj) -> bool:
     return callable(obj) and hasattr(obj, "parameters") and not isinstance(obj, (dict, list, tuple))
 
@@ -347,20 +360,36 @@ class Trainer:
         self.global_step += 1
         return outputs[0]
 
-    def _evaluate(self, model, loader, stage: str, limit=None):
+    def _evaluate(self, model, loader, stage: str, limit=None) -> dict:
+        """The validation/test loop; returns what its steps logged, as Lightning's epoch results: each metric
+        averaged over the batches weighted by their sizes (on_epoch=False: its last value), also put in
+        ``callback_metrics``."""
         model.set_train(False)
         getattr(model, f"on_{stage}_epoch_start")()
         step = getattr(model, f"{stage}_step")
-        results = []
-        for batch_idx, batch in self._limited(loader, limit):
-            results.append(step(batch, batch_idx))
+        logged = model.__dict__["_stage_log"] = {}
+        try:
+            for batch_idx, batch in self._limited(loader, limit):
+                model.__dict__["_stage_batch_size"] = _batch_size(batch)
+                step(batch, batch_idx)
+        finally:
+            model.__dict__.pop("_stage_log", None)
+            model.__dict__.pop("_stage_batch_size", None)
+        epoch = {name: value if total is None else ms.Tensor(total / value, ms.float32)
+                 for name, (total, value) in logged.items()}
+        model.callback_metrics.update(epoch)
         getattr(model, f"on_{stage}_epoch_end")()
         model.set_train(True)
-        return results
+        return epoch
 
-    def _stage(self, model, dataloaders, datamodule, stage: str, loader: str):
+    def _stage(self, model, dataloaders, datamodule, stage: str, loader: str, ckpt_path=None):
         """validate/test/predict's start: the model attached, and its loaders, when none are given, from the data
-        module (else the model) set up for ``stage``, by its ``{loader}_dataloader``."""
+        module (else the model) set up for ``stage``, by its ``{loader}_dataloader``. ``ckpt_path`` (a torch
+        checkpoint to load first; "best"/"last" of the checkpoints a Trainer writes) raises: this Trainer writes
+        none and reads no torch pickle."""
+        if ckpt_path is not None:
+            raise NotImplementedError(f"mindport: {stage}(ckpt_path={ckpt_path!r}) loads a Lightning checkpoint (a "
+                                      "torch pickle); this Trainer writes none: load the weights yourself")
         model = model or self.model
         self._attach(model)
         dataloaders, datamodule = self._datamodule_in(dataloaders, datamodule)
@@ -370,18 +399,16 @@ class Trainer:
             dataloaders = getattr(source, f"{loader}_dataloader")()
         return model, dataloaders
 
-    def validate(self, model=None, dataloaders=None, datamodule=None):
-        model, dataloaders = self._stage(model, dataloaders, datamodule, "validate", "val")
-        self._evaluate(model, dataloaders, "validation", self.limit_val_batches)
-        return [dict(model.callback_metrics)]
+    def validate(self, model=None, dataloaders=None, ckpt_path=None, verbose=True, datamodule=None):
+        model, dataloaders = self._stage(model, dataloaders, datamodule, "validate", "val", ckpt_path)
+        return [self._evaluate(model, dataloaders, "validation", self.limit_val_batches)]
 
-    def test(self, model=None, dataloaders=None, datamodule=None):
-        model, dataloaders = self._stage(model, dataloaders, datamodule, "test", "test")
-        self._evaluate(model, dataloaders, "test")
-        return [dict(model.callback_metrics)]
+    def test(self, model=None, dataloaders=None, ckpt_path=None, verbose=True, datamodule=None):
+        model, dataloaders = self._stage(model, dataloaders, datamodule, "test", "test", ckpt_path)
+        return [self._evaluate(model, dataloaders, "test")]
 
-    def predict(self, model=None, dataloaders=None, datamodule=None):
-        model, dataloaders = self._stage(model, dataloaders, datamodule, "predict", "predict")
+    def predict(self, model=None, dataloaders=None, datamodule=None, return_predictions=None, ckpt_path=None):
+        model, dataloaders = self._stage(model, dataloaders, datamodule, "predict", "predict", ckpt_path)
         model.set_train(False)
         step = getattr(model, "predict_step", None)  # Lightning's default: the model called on the batch
         return [step(batch, i) if step is not None else model(batch) for i, batch in enumerate(dataloaders)]

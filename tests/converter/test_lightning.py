@@ -617,3 +617,55 @@ def test_a_datamodule_passed_where_the_loaders_go_is_taken_as_lightning_takes_it
     np.testing.assert_allclose(m_model.losses, t_model.losses, rtol=1e-4, atol=1e-5)
     assert len(m_model.val) == len(t_model.val) == 3
     np.testing.assert_allclose(m_model.val, t_model.val, rtol=1e-4, atol=1e-5)
+
+
+FIT_TEST_PREDICT = FIT + textwrap.dedent("""
+
+
+    class Tested(Fitted):
+        def test_step(self, batch, batch_idx):
+            x, y = batch
+            loss = F.cross_entropy(self(x), y)
+            self.val.append(loss.item())
+            self.log("test_loss", loss)
+
+        def predict_step(self, batch, batch_idx):
+            x, _ = batch
+            return self(x).argmax(dim=1)
+
+
+    def fit_test_predict(model, x, y):
+        trainer = fit(model, x, y)
+        model.val.clear()
+        held_out = DataLoader(TensorDataset(x[2:], y[2:]), batch_size=4)
+        results = trainer.test(model, held_out, verbose=False)
+        predictions = trainer.predict(model, held_out)
+        return results, predictions
+""")
+
+
+def test_trainer_test_and_predict_after_fit_give_what_lightning_gives(tmp_path):
+    """trainer.test(model, loader) returns Lightning's epoch results: each metric test_step logs averaged over the
+    epoch's batches weighted by their sizes (10 samples: batches of 4, 4, 2), not its last batch's value; and
+    trainer.predict(model, loader) the predict_step outputs, batch by batch; both vs the installed Trainer."""
+    import mindspore as ms
+
+    (tmp_path / "lt_tp_torch.py").write_text(FIT_TEST_PREDICT)
+    (tmp_path / "lt_tp_ms.py").write_text(convert_source(FIT_TEST_PREDICT).code)
+    t_mod, m_mod = _load(tmp_path / "lt_tp_torch.py", "lt_tp_torch"), _load(tmp_path / "lt_tp_ms.py", "lt_tp_ms")
+    torch.manual_seed(13)
+    t_model, m_model = t_mod.Tested(), m_mod.Tested()
+    m_params = {p.name: p for p in m_model.get_parameters()}
+    for name, value in t_model.state_dict().items():
+        m_params[name].set_data(ms.Tensor(value.numpy()))
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((12, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 12).astype(np.int64)
+    t_res, t_pred = t_mod.fit_test_predict(t_model, torch.tensor(x), torch.tensor(y))
+    m_res, m_pred = m_mod.fit_test_predict(m_model, ms.Tensor(x), ms.Tensor(y))
+    np.testing.assert_allclose(m_model.val, t_model.val, rtol=1e-4, atol=1e-5)
+    assert len(m_res) == len(t_res) == 1 and set(m_res[0]) == set(t_res[0]) == {"test_loss"}
+    assert float(m_res[0]["test_loss"]) == pytest.approx(float(t_res[0]["test_loss"]), rel=1e-4, abs=1e-5)
+    assert len(m_pred) == len(t_pred) == 3
+    for m, t in zip(m_pred, t_pred):
+        np.testing.assert_array_equal(np.asarray(m.asnumpy()), t.numpy())
