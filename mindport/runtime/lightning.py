@@ -110,6 +110,19 @@ def seed_everything(seed=None, workers=False, verbose=True) -> int:
     return seed
 
 
+def _batch_size(batch) -> int:
+    """Lightning's batch size of a batch: the first dimension of the first tensor found in it (lists, tuples and
+    dicts searched in order); 1 when none has one."""
+    def first(obj):
+        if hasattr(obj, "shape") and len(obj.shape) > 0:
+            return int(obj.shape[0])
+        items = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else ()
+        return next((size for size in map(first, items) if size is not None), None)
+
+    size = first(batch)
+    return 1 if size is None else size
+
+
 def _is_optimizer(obj) -> bool:
     return callable(obj) and hasattr(obj, "parameters") and not isinstance(obj, (dict, list, tuple))
 
@@ -142,19 +155,67 @@ def _optimizers_of(configured) -> tuple[list, list]:
     return optimizers, schedulers
 
 
+class _DefaultLogger:
+    """The logger a Trainer built without ``logger=`` gives its module (``self.logger``), as Lightning gives its
+    default one: a hook may call ``log_hyperparams`` / ``log_metrics`` / ``save`` / ``finalize`` on it. It keeps
+    what it is given in memory and writes nothing."""
+
+    name = "lightning_logs"
+    version = 0
+
+    def __init__(self, save_dir: str = "."):
+        import os
+
+        self.save_dir = save_dir
+        self.log_dir = os.path.join(save_dir, self.name, f"version_{self.version}")
+        self.hyperparams: dict = {}
+        self.metrics: list = []
+
+    @property
+    def root_dir(self) -> str:
+        import os
+
+        return os.path.join(self.save_dir, self.name)
+
+    @property
+    def experiment(self):
+        return self
+
+    def log_hyperparams(self, params, metrics=None) -> None:
+        self.hyperparams.update(vars(params) if hasattr(params, "__dict__") and not isinstance(params, dict)
+                                else dict(params or {}))
+        if metrics:
+            self.log_metrics(metrics)
+
+    def log_metrics(self, metrics, step=None) -> None:
+        self.metrics.append((step, dict(metrics)))
+
+    def log_graph(self, model, input_array=None) -> None:
+        return None
+
+    def save(self) -> None:
+        return None
+
+    def finalize(self, status="success") -> None:
+        return None
+
+
 class Trainer:
     """Lightning's ``Trainer`` for the automatic-optimization case, in MindSpore's idiom: each batch's
     ``training_step`` loss differentiated by ``mindspore.value_and_grad`` with respect to the optimizer's parameters,
     then ``optimizer(grads)``; the optimizer and learning-rate scheduler from ``configure_optimizers`` (the converted
     torch optimizer and scheduler); the hooks called in Lightning's order (on_fit_start, on_train_start, per epoch
     on_train_epoch_start, per batch on_train_batch_start/end, the validation loop, on_train_epoch_end, then the
-    epoch's scheduler step). Options of devices, precision, loggers, callbacks, checkpoints and progress bars are
-    accepted and change nothing (one process, float32, nothing written); no sanity validation is run before training.
+    epoch's scheduler step). The ``logger`` is the module's ``self.logger`` as in Lightning: the one given (a logger
+    line the converter keeps as torch code stays that object), none for ``logger=False``, else a default one that
+    writes nothing (:class:`_DefaultLogger`); the Trainer itself logs nothing to it. Options of devices, precision,
+    callbacks, checkpoints and progress bars are accepted and change nothing (one process, float32, nothing
+    written); no sanity validation is run before training.
     Manual optimization, gradient accumulation and several optimizers raise: they have no single MindSpore step."""
 
     def __init__(self, max_epochs=None, max_steps=-1, limit_train_batches=None, limit_val_batches=None,
                  gradient_clip_val=None, gradient_clip_algorithm="norm", accumulate_grad_batches=1,
-                 check_val_every_n_epoch=1, **ignored):
+                 check_val_every_n_epoch=1, logger=None, default_root_dir=None, **ignored):
         self.max_epochs = 1000 if max_epochs is None and max_steps == -1 else max_epochs if max_epochs is not None \
             else -1
         self.max_steps = max_steps
@@ -170,7 +231,10 @@ class Trainer:
         self.global_step = 0
         self.optimizers: list = []
         self.lr_schedulers: list = []
-        self.logger = None
+        if isinstance(logger, (list, tuple)):  # several loggers: Lightning's self.logger is the first
+            logger = logger[0] if logger else False
+        self.logger = None if logger is False else _DefaultLogger(default_root_dir or ".") \
+            if logger is None or logger is True else logger
         self.model = None
         self.should_stop = False
 
@@ -198,7 +262,16 @@ class Trainer:
                 return
             yield i, batch
 
+    @staticmethod
+    def _datamodule_in(dataloaders, datamodule):
+        """Lightning takes a LightningDataModule given in the loaders' place (``fit(model, dm)``,
+        ``validate(model, dm)``) as the data module: (loaders, data module)."""
+        if isinstance(dataloaders, DataModuleMembers):
+            return None, dataloaders
+        return dataloaders, datamodule
+
     def _loaders(self, model, train_dataloaders, val_dataloaders, datamodule):
+        train_dataloaders, datamodule = self._datamodule_in(train_dataloaders, datamodule)
         source = datamodule if datamodule is not None else model
         for each in (datamodule, model):  # Lightning prepares and sets up both, the data module first
             if each is not None:
@@ -287,40 +360,55 @@ class Trainer:
         self.global_step += 1
         return outputs[0]
 
-    def _evaluate(self, model, loader, stage: str, limit=None):
+    def _evaluate(self, model, loader, stage: str, limit=None) -> dict:
+        """The validation/test loop; returns what its steps logged, as Lightning's epoch results: each metric
+        averaged over the batches weighted by their sizes (on_epoch=False: its last value), also put in
+        ``callback_metrics``."""
         model.set_train(False)
         getattr(model, f"on_{stage}_epoch_start")()
         step = getattr(model, f"{stage}_step")
-        results = []
-        for batch_idx, batch in self._limited(loader, limit):
-            results.append(step(batch, batch_idx))
+        logged = model.__dict__["_stage_log"] = {}
+        try:
+            for batch_idx, batch in self._limited(loader, limit):
+                model.__dict__["_stage_batch_size"] = _batch_size(batch)
+                step(batch, batch_idx)
+        finally:
+            model.__dict__.pop("_stage_log", None)
+            model.__dict__.pop("_stage_batch_size", None)
+        epoch = {name: value if total is None else ms.Tensor(total / value, ms.float32)
+                 for name, (total, value) in logged.items()}
+        model.callback_metrics.update(epoch)
         getattr(model, f"on_{stage}_epoch_end")()
         model.set_train(True)
-        return results
+        return epoch
 
-    def _stage(self, model, dataloaders, datamodule, stage: str, loader: str):
+    def _stage(self, model, dataloaders, datamodule, stage: str, loader: str, ckpt_path=None):
         """validate/test/predict's start: the model attached, and its loaders, when none are given, from the data
-        module (else the model) set up for ``stage``, by its ``{loader}_dataloader``."""
+        module (else the model) set up for ``stage``, by its ``{loader}_dataloader``. ``ckpt_path`` (a torch
+        checkpoint to load first; "best"/"last" of the checkpoints a Trainer writes) raises: this Trainer writes
+        none and reads no torch pickle."""
+        if ckpt_path is not None:
+            raise NotImplementedError(f"mindport: {stage}(ckpt_path={ckpt_path!r}) loads a Lightning checkpoint (a "
+                                      "torch pickle); this Trainer writes none: load the weights yourself")
         model = model or self.model
         self._attach(model)
+        dataloaders, datamodule = self._datamodule_in(dataloaders, datamodule)
         if dataloaders is None:
             source = datamodule if datamodule is not None else model
             source.setup(stage)
             dataloaders = getattr(source, f"{loader}_dataloader")()
         return model, dataloaders
 
-    def validate(self, model=None, dataloaders=None, datamodule=None):
-        model, dataloaders = self._stage(model, dataloaders, datamodule, "validate", "val")
-        self._evaluate(model, dataloaders, "validation", self.limit_val_batches)
-        return [dict(model.callback_metrics)]
+    def validate(self, model=None, dataloaders=None, ckpt_path=None, verbose=True, datamodule=None):
+        model, dataloaders = self._stage(model, dataloaders, datamodule, "validate", "val", ckpt_path)
+        return [self._evaluate(model, dataloaders, "validation", self.limit_val_batches)]
 
-    def test(self, model=None, dataloaders=None, datamodule=None):
-        model, dataloaders = self._stage(model, dataloaders, datamodule, "test", "test")
-        self._evaluate(model, dataloaders, "test")
-        return [dict(model.callback_metrics)]
+    def test(self, model=None, dataloaders=None, ckpt_path=None, verbose=True, datamodule=None):
+        model, dataloaders = self._stage(model, dataloaders, datamodule, "test", "test", ckpt_path)
+        return [self._evaluate(model, dataloaders, "test")]
 
-    def predict(self, model=None, dataloaders=None, datamodule=None):
-        model, dataloaders = self._stage(model, dataloaders, datamodule, "predict", "predict")
+    def predict(self, model=None, dataloaders=None, datamodule=None, return_predictions=None, ckpt_path=None):
+        model, dataloaders = self._stage(model, dataloaders, datamodule, "predict", "predict", ckpt_path)
         model.set_train(False)
         step = getattr(model, "predict_step", None)  # Lightning's default: the model called on the batch
         return [step(batch, i) if step is not None else model(batch) for i, batch in enumerate(dataloaders)]

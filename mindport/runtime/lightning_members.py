@@ -126,8 +126,18 @@ class LightningMembers(HyperparametersMixin):
     automatic_optimization = True  # a subclass's ``self.automatic_optimization = False`` sets it on the instance
     example_input_array = None
 
-    def log(self, name, value, *args, **kwargs):
+    def log(self, name, value, prog_bar=False, logger=None, on_step=None, on_epoch=None, *args, batch_size=None,
+            **kwargs):
         self.__dict__.setdefault("_logged", {})[name] = value
+        stage = self.__dict__.get("_stage_log")
+        if stage is not None:  # in a validation/test loop: Lightning's default there is on_epoch=True, the epoch's
+            # value the batches' values averaged weighted by their sizes (batch_size=, else the batch's first tensor's)
+            if on_epoch is False:
+                stage[name] = (None, value)
+            else:
+                n = batch_size if batch_size is not None else self.__dict__.get("_stage_batch_size", 1)
+                total, count = stage.get(name, (0.0, 0))
+                stage[name] = (total + float(value) * n, (count or 0) + n)
 
     def log_dict(self, dictionary, *args, **kwargs):
         for name, value in dictionary.items():

@@ -520,3 +520,152 @@ def test_trainer_validate_after_fit_runs_the_validation_loop_as_lightning_does(t
     m_mod.fit_and_validate(m_model, ms.Tensor(x), ms.Tensor(y))
     assert len(m_model.val) == len(t_model.val) == 2
     np.testing.assert_allclose(m_model.val, t_model.val, rtol=1e-4, atol=1e-5)
+
+
+FIT_LOGGER = FIT + textwrap.dedent("""
+
+
+    class Logged(Fitted):
+        def on_train_start(self):
+            self.seen_logger = self.logger is not None
+            if self.logger is not None:
+                self.logger.log_hyperparams(self.hparams)
+
+
+    def fit_logged(model, x, y, logger):
+        trainer = pl.Trainer(max_epochs=1, logger=logger, enable_checkpointing=False, enable_progress_bar=False,
+                             enable_model_summary=False, accelerator="cpu")
+        trainer.fit(model, DataLoader(TensorDataset(x, y), batch_size=4))
+        return trainer
+
+
+    def csv_logger(folder):
+        return pl.loggers.CSVLogger(save_dir=folder, name="logs")
+""")
+
+
+@pytest.mark.parametrize("logger", ["given", "default", "off"])
+def test_the_trainers_logger_is_the_modules_logger_as_in_lightning(tmp_path, monkeypatch, logger):
+    """Trainer(logger=L): a hook's ``self.logger`` is L (a CSV logger kept as torch code writes the hparams it is
+    given); Trainer() without one: Lightning's default logger, whose log_hyperparams a hook calls; logger=False:
+    None. Both sides train to the same losses and see the same logger."""
+    import mindspore as ms
+
+    code = convert_source(FIT_LOGGER).code
+    (tmp_path / "lt_log_torch.py").write_text(FIT_LOGGER)
+    (tmp_path / "lt_log_ms.py").write_text(code)
+    t_mod, m_mod = _load(tmp_path / "lt_log_torch.py", "lt_log_torch"), _load(tmp_path / "lt_log_ms.py", "lt_log_ms")
+    torch.manual_seed(11)
+    t_model, m_model = t_mod.Logged(lr=0.2), m_mod.Logged(lr=0.2)
+    m_params = {p.name: p for p in m_model.get_parameters()}
+    for name, value in t_model.state_dict().items():
+        m_params[name].set_data(ms.Tensor(value.numpy()))
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((8, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 8).astype(np.int64)
+    monkeypatch.chdir(tmp_path)  # Lightning's default logger writes under the working directory
+    sides = {}
+    for side, mod, tx, ty in (("torch", t_mod, torch.tensor(x), torch.tensor(y)),
+                              ("ms", m_mod, ms.Tensor(x), ms.Tensor(y))):
+        folder = tmp_path / side
+        given = {"given": lambda: mod.csv_logger(str(folder)), "default": lambda: None, "off": lambda: False}[logger]()
+        sides[side] = mod.fit_logged(t_model if side == "torch" else m_model, tx, ty, given)
+    assert m_model.seen_logger == t_model.seen_logger == (logger != "off")
+    np.testing.assert_allclose(m_model.losses, t_model.losses, rtol=1e-4, atol=1e-5)
+    assert len(m_model.losses) == 2
+    if logger == "given":
+        written = [(tmp_path / side / "logs" / "version_0" / "hparams.yaml").read_text() for side in ("torch", "ms")]
+        assert written[0] == written[1] and "lr: 0.2" in written[1]
+
+
+FIT_DATAMODULE_POSITIONAL = FIT_DATAMODULE + textwrap.dedent("""
+
+
+    def fit_and_test_positional(model, x, y):
+        trainer = pl.Trainer(max_epochs=2, logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                             enable_model_summary=False)
+        data = Pairs(x, y)
+        trainer.fit(model, data)
+        model.val.clear()
+        data.val_dataloader = data.train_dataloader
+        trainer.validate(model, data)
+        return trainer
+""")
+
+
+def test_a_datamodule_passed_where_the_loaders_go_is_taken_as_lightning_takes_it(tmp_path):
+    """trainer.fit(model, dm) and trainer.validate(model, dm): Lightning takes a LightningDataModule given in the
+    loaders' place as the data module (its setup and loaders); the same losses and validation losses as the
+    installed Trainer."""
+    import mindspore as ms
+
+    (tmp_path / "lt_fitpos_torch.py").write_text(FIT_DATAMODULE_POSITIONAL)
+    (tmp_path / "lt_fitpos_ms.py").write_text(convert_source(FIT_DATAMODULE_POSITIONAL).code)
+    t_mod = _load(tmp_path / "lt_fitpos_torch.py", "lt_fitpos_torch")
+    m_mod = _load(tmp_path / "lt_fitpos_ms.py", "lt_fitpos_ms")
+    torch.manual_seed(9)
+    t_model, m_model = t_mod.Fitted(lr=0.1), m_mod.Fitted(lr=0.1)
+    m_params = {p.name: p for p in m_model.get_parameters()}
+    for name, value in t_model.state_dict().items():
+        m_params[name].set_data(ms.Tensor(value.numpy()))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((12, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 12).astype(np.int64)
+    t_mod.fit_and_test_positional(t_model, torch.tensor(x), torch.tensor(y))
+    m_mod.fit_and_test_positional(m_model, ms.Tensor(x), ms.Tensor(y))
+    assert len(m_model.losses) == len(t_model.losses) == 6
+    np.testing.assert_allclose(m_model.losses, t_model.losses, rtol=1e-4, atol=1e-5)
+    assert len(m_model.val) == len(t_model.val) == 3
+    np.testing.assert_allclose(m_model.val, t_model.val, rtol=1e-4, atol=1e-5)
+
+
+FIT_TEST_PREDICT = FIT + textwrap.dedent("""
+
+
+    class Tested(Fitted):
+        def test_step(self, batch, batch_idx):
+            x, y = batch
+            loss = F.cross_entropy(self(x), y)
+            self.val.append(loss.item())
+            self.log("test_loss", loss)
+
+        def predict_step(self, batch, batch_idx):
+            x, _ = batch
+            return self(x).argmax(dim=1)
+
+
+    def fit_test_predict(model, x, y):
+        trainer = fit(model, x, y)
+        model.val.clear()
+        held_out = DataLoader(TensorDataset(x[2:], y[2:]), batch_size=4)
+        results = trainer.test(model, held_out, verbose=False)
+        predictions = trainer.predict(model, held_out)
+        return results, predictions
+""")
+
+
+def test_trainer_test_and_predict_after_fit_give_what_lightning_gives(tmp_path):
+    """trainer.test(model, loader) returns Lightning's epoch results: each metric test_step logs averaged over the
+    epoch's batches weighted by their sizes (10 samples: batches of 4, 4, 2), not its last batch's value; and
+    trainer.predict(model, loader) the predict_step outputs, batch by batch; both vs the installed Trainer."""
+    import mindspore as ms
+
+    (tmp_path / "lt_tp_torch.py").write_text(FIT_TEST_PREDICT)
+    (tmp_path / "lt_tp_ms.py").write_text(convert_source(FIT_TEST_PREDICT).code)
+    t_mod, m_mod = _load(tmp_path / "lt_tp_torch.py", "lt_tp_torch"), _load(tmp_path / "lt_tp_ms.py", "lt_tp_ms")
+    torch.manual_seed(13)
+    t_model, m_model = t_mod.Tested(), m_mod.Tested()
+    m_params = {p.name: p for p in m_model.get_parameters()}
+    for name, value in t_model.state_dict().items():
+        m_params[name].set_data(ms.Tensor(value.numpy()))
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((12, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 12).astype(np.int64)
+    t_res, t_pred = t_mod.fit_test_predict(t_model, torch.tensor(x), torch.tensor(y))
+    m_res, m_pred = m_mod.fit_test_predict(m_model, ms.Tensor(x), ms.Tensor(y))
+    np.testing.assert_allclose(m_model.val, t_model.val, rtol=1e-4, atol=1e-5)
+    assert len(m_res) == len(t_res) == 1 and set(m_res[0]) == set(t_res[0]) == {"test_loss"}
+    assert float(m_res[0]["test_loss"]) == pytest.approx(float(t_res[0]["test_loss"]), rel=1e-4, abs=1e-5)
+    assert len(m_pred) == len(t_pred) == 3
+    for m, t in zip(m_pred, t_pred):
+        np.testing.assert_array_equal(np.asarray(m.asnumpy()), t.numpy())
