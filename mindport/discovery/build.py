@@ -1750,6 +1750,29 @@ def _joined_width_hint(problem: str, spec: str) -> str | None:
     return spec[:last.start()] + f"{last.group(1)}x{width}:float32]"
 
 
+def _late_join_hints(problem: str, specs: list[str], culprits: set) -> list[list[str]]:
+    """The inputs with a later argument at the width a Linear's complaint leaves missing, when the forward joins that
+    argument to what its layers made of the first one (a DDPG critic's ``cat([relu(linear1(x)), a], 1)`` before
+    ``Linear(1024 + action_dim, 512)``: "mat1 and mat2 shapes cannot be multiplied (2x1026 and 1040x512)" with ``a``
+    2 wide -> 16). Only when the refusing layer was handed none of the arguments as given (``culprits``: the join made
+    a new tensor) and for a float argument of rank 2 or more narrower than what the layer got; one retry per such
+    argument, the earliest first."""
+    m = _MATMUL_WIDTHS.search(problem or "")
+    if m is None or culprits or len(specs) < 2:
+        return []
+    got, wanted = int(m.group(1)), int(m.group(2))
+    out = []
+    for i, spec in enumerate(specs[1:], 1):
+        shape, sep, rest = spec.partition(":")
+        if not re.fullmatch(r"\d+(x\d+)+", shape) or not rest.startswith("float"):
+            continue
+        dims = shape.split("x")
+        width = int(dims[-1]) + wanted - got
+        if int(dims[-1]) < got and width > 0:
+            out.append([*specs[:i], "x".join([*dims[:-1], str(width)]) + sep + rest, *specs[i + 1:]])
+    return out
+
+
 def sized_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
     """The first tries with each array argument at the sizes its forward asserts (scan.py's ``_asserted_sizes``:
     ``assert x.size(1) == 2``): the axis set to that size and, for an axis at or past the form's last (a pair of
@@ -3155,6 +3178,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             if split is not None:  # inputs joined on their last axis before a layer: widths adding up to its own
                 reshaped.append(split)
             culprits = getattr(failure, "mp_inputs", None) or set()
+            if failure is not None:  # an argument joined after the first one's layers: the width the join leaves
+                reshaped += _late_join_hints(problem, specs, culprits)
             if failure is not None and _INDEX_WANTED.search(problem) and specs:
                 # a float input the forward uses as indices (mamba-tabular's OneHotEncoding: ``F.one_hot(x,
                 # num_classes=self.num_categories)``): the same shape as ids below the smallest count of the model.
