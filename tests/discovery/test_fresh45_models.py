@@ -58,3 +58,87 @@ def test_an_argument_joined_after_the_first_layers_takes_the_width_the_next_laye
     assert wanted is not None, model["ctor"]
     assert model["inputs"][1].split(":")[0].split("x")[-1] == wanted.group(1), (model["ctor"], model["inputs"])
 
+
+# a project class named as one of torch's layers in one file (a factorisation machine's ``Linear`` reading its first
+# two arguments as lists of feature columns), a model in another file calling torch's ``nn.Linear``; two project
+# classes of one name in two files (``Block``), the model handing its width to its own file's
+NAMESAKES = {
+    "fm/a_layers.py": '''
+        import torch
+        from torch import nn
+
+
+        class Linear(nn.Module):
+            def __init__(self, dense_columns, sparse_columns):
+                super().__init__()
+                self.weights = nn.ParameterList([nn.Parameter(torch.ones(1)) for _ in dense_columns])
+                self.names = [c for c in sparse_columns]
+
+            def forward(self, x):
+                return x * sum(self.weights)
+
+
+        class Block(nn.Module):
+            def __init__(self, widths):
+                super().__init__()
+                self.layers = nn.ModuleList([nn.Linear(w, w) for w in widths])
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+    ''',
+    "nets/b_head.py": '''
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.fc = nn.Linear(width, width // 2)
+
+            def forward(self, x):
+                return torch.relu(self.fc(x))
+
+
+        class Head(nn.Module):
+            def __init__(self, in_dim, hidden, num_classes):
+                super().__init__()
+                self.block = Block(hidden)
+                self.inp = nn.Linear(in_dim, hidden)
+                self.out = nn.Linear(hidden // 2, num_classes)
+
+            def forward(self, x):
+                return self.out(self.block(self.inp(x)))
+
+
+        class Wrapper(nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.block = Block(width)
+
+            def forward(self, x):
+                return self.block(x) * 2
+    ''',
+}
+
+
+@pytest.fixture(scope="module")
+def namesakes(tmp_path_factory):
+    return prove_files(tmp_path_factory.mktemp("fresh45n"), NAMESAKES, "nets/b_head.py:*")
+
+
+def test_sizes_handed_to_torch_layers_and_own_blocks_are_not_a_namesake_s_lists(namesakes):
+    """kathrinse/TabSurvey: DANet(input_dim, num_classes, layer_num, base_outdim, ...) hands ``num_classes`` and
+    ``base_outdim`` to ``nn.Linear``; the repository's deepfm_lib defines ``class Linear`` reading its arguments as
+    lists, and hand-ons resolved by the bare name took its use: DANet was tried with ``num_classes=[8, 16],
+    base_outdim=[8, 16]`` only ("unsupported operand type(s) for //: 'list' and 'int'"), and so was its BasicBlock
+    at the call DANet makes (2 of the 15 tried unbuilt). A call spelled through torch reaches no project class; a
+    bare name reaches its own file's class first."""
+    head = namesakes["nets/b_head.py:Head"]
+    assert head["status"] == "proven", head
+    assert "[" not in head["ctor"], head["ctor"]
+    wrapper = namesakes["nets/b_head.py:Wrapper"]
+    assert wrapper["status"] == "proven", wrapper
+    assert "[" not in wrapper["ctor"], wrapper["ctor"]
