@@ -17,6 +17,7 @@ import re
 import signal
 import sys
 import time
+import types
 
 MAX_PARAMS = 100_000_000  # bigger models are not built: parity on CPU would take minutes each (ViT-B/16's 86 M,
 # AlexNet's 61 M and ResNet-152's 60 M are in; VGG-16's 138 M is not)
@@ -3357,23 +3358,48 @@ def _short(exc: BaseException, limit: int = 300) -> str:
 
 def _stand_ins_of(root: str, rel: str) -> list[str]:
     """The missing packages (``stubs``' stand-ins) the module of ``root/rel`` binds names to, in the order it binds
-    them: ``import einx`` (a stand-in module), ``from colt5_attention import topk`` (a stand-in class). Empty when
-    the module was not imported or uses none."""
+    them: ``import einx`` (a stand-in module), ``from colt5_attention import topk`` (a stand-in class); then those of
+    the project's modules it binds names from, breadth-first (benedekrozemberczki/MixHop-and-N-GCN's networks module
+    imports its layers module, which imports ``torch_sparse.spmm``: the networks were reported with an IndexError
+    alone). Empty when the module was not imported or none of them uses one."""
     from mindport.discovery.stubs import STUBBED, _StubMeta, _StubModule
 
-    path = os.path.realpath(os.path.join(root, rel))
-    module = next((m for m in list(sys.modules.values()) if isinstance(getattr(m, "__file__", None), str)
-                   and os.path.realpath(m.__file__) == path), None)
+    top_dir = os.path.realpath(root) + os.sep
+
+    def project_file(module) -> str | None:
+        name = getattr(module, "__file__", None)
+        if not isinstance(name, str) or isinstance(module, _StubModule):
+            return None
+        path = os.path.realpath(name)
+        return path if path.startswith(top_dir) else None
+
+    by_file = {}
+    for m in list(sys.modules.values()):
+        path = project_file(m)
+        if path is not None:
+            by_file.setdefault(path, m)
+    first = by_file.get(os.path.realpath(os.path.join(root, rel)))
     out: list[str] = []
-    for value in list(vars(module).values()) if module is not None else ():
-        if isinstance(value, _StubModule):
-            top = value.__name__.split(".")[0]
-        elif isinstance(value, _StubMeta):  # a missing package's class, or a name its installed library lacks
-            top = value.__qualname__ if value.__qualname__ in STUBBED else value.__qualname__.split(".")[0]
-        else:
+    todo, seen = ([first] if first is not None else []), set()
+    while todo:
+        module = todo.pop(0)
+        if id(module) in seen:
             continue
-        if top in STUBBED and top not in out:  # (a stand-in's own attribute's class is named by the attribute)
-            out.append(top)
+        seen.add(id(module))
+        for value in list(vars(module).values()):
+            if isinstance(value, _StubModule):
+                top = value.__name__.split(".")[0]
+            elif isinstance(value, _StubMeta):  # a missing package's class, or a name its installed library lacks
+                top = value.__qualname__ if value.__qualname__ in STUBBED else value.__qualname__.split(".")[0]
+            else:
+                # a project module bound whole, or a class or function of one (``from layers import NGCNLayer``)
+                home = value if isinstance(value, types.ModuleType) else sys.modules.get(
+                    getattr(value, "__module__", None) or "") if isinstance(value, (type, types.FunctionType)) else None
+                if home is not None and project_file(home) is not None and id(home) not in seen:
+                    todo.append(home)
+                continue
+            if top in STUBBED and top not in out:  # (a stand-in's own attribute's class is named by the attribute)
+                out.append(top)
     return out
 
 

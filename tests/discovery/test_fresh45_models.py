@@ -142,3 +142,49 @@ def test_sizes_handed_to_torch_layers_and_own_blocks_are_not_a_namesake_s_lists(
     wrapper = namesakes["nets/b_head.py:Wrapper"]
     assert wrapper["status"] == "proven", wrapper
     assert "[" not in wrapper["ctor"], wrapper["ctor"]
+
+
+# a network module importing its layers from the project's layers module, which imports a package not installed
+# here (torch_sparse's spmm, a stand-in): the network fails on what the stand-in gives back
+STANDING_IN = {
+    "src/layers45.py": '''
+        import torch
+        from missing_sparse45 import spmm
+
+
+        class SparseLayer(torch.nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.weight = torch.nn.Parameter(torch.ones(width, width))
+
+            def forward(self, x):
+                return spmm(x, self.weight)
+    ''',
+    "src/networks45.py": '''
+        import torch
+        from layers45 import SparseLayer
+
+
+        class Network(torch.nn.Module):
+            def __init__(self, width):
+                super().__init__()
+                self.layer = SparseLayer(width)
+                self.head = torch.nn.Linear(width, 2)
+
+            def forward(self, x):
+                return self.head(self.layer(x))
+    ''',
+}
+
+
+def test_a_not_built_reason_names_the_packages_the_projects_modules_it_imports_miss(tmp_path):
+    """benedekrozemberczki/MixHop-and-N-GCN: trainer_and_networks.py's NGCNNetwork and MixHopNetwork build their
+    layers from layers.py, which imports ``torch_sparse.spmm`` (not installed: a stand-in); their reasons said
+    "IndexError: too many indices for tensor of dimension 2" only, the layer's own named torch_sparse. The note names
+    the stand-ins of the project modules the model's module imports too."""
+    results = prove_files(tmp_path, STANDING_IN, "src/networks45.py:*")
+    model = results["src/networks45.py:Network"]
+    assert model["status"] == "not-built", model
+    assert model["reason"].endswith("(its module imports packages not installed here, given stand-ins: "
+                                    "missing_sparse45)"), model["reason"]
+    assert model["stubbed"] == ["missing_sparse45"], model
