@@ -2113,6 +2113,9 @@ _RANK_HINTS = [  # an error that names the number of dimensions the input should
     (r"Dimension out of range \(expected to be in range of \[-\d+, \d+\], but got (\d)\)", 1),
     # x.permute(0, 2, 3, 1) of an input of another rank: "input.dim() = 2 is not equal to len(dims) = 4"
     (r"input\.dim\(\) = \d+ is not equal to len\(dims\) = (\d)", 0),
+    # an input an einsum takes before any layer (TabSurvey's DANet masks its B x D rows with ``einsum('nd,bd->bnd',
+    # mask, x)``, then convolves): its equation's subscripts for that operand
+    (r"einsum\(\): the number of subscripts in the equation \((\d)\) does not match the number of dimensions", 0),
 ]
 
 

@@ -188,3 +188,37 @@ def test_a_not_built_reason_names_the_packages_the_projects_modules_it_imports_m
     assert model["reason"].endswith("(its module imports packages not installed here, given stand-ins: "
                                     "missing_sparse45)"), model["reason"]
     assert model["stubbed"] == ["missing_sparse45"], model
+
+
+# a tabular block whose forward first masks its B x D input through einsum with a learned mask (``'nd,bd->bnd'``),
+# then hands the k masked copies to a grouped 1-D convolution: the first layer's forms are the convolution's (B x k*D
+# x L), of a rank the einsum refuses
+MASKED = '''
+import torch
+import torch.nn as nn
+
+
+class MaskedGroups(nn.Module):
+    def __init__(self, input_dim, k, out_dim):
+        super().__init__()
+        self.mask = nn.Parameter(torch.rand(k, input_dim))
+        self.k = k
+        self.fc = nn.Conv1d(input_dim * k, out_dim * k, kernel_size=1, groups=k)
+
+    def forward(self, x):
+        b = x.size(0)
+        x = torch.einsum("nd,bd->bnd", torch.sigmoid(self.mask), x)
+        x = self.fc(x.reshape(b, -1, 1))
+        return torch.relu(x.squeeze(-1))
+'''
+
+
+def test_an_input_an_einsum_takes_first_gets_the_rank_its_equation_names(tmp_path):
+    """kathrinse/TabSurvey's danet_lib DANet and BasicBlock: the input is masked by ``torch.einsum('nd,bd->bnd',
+    mask, x)`` before a grouped Conv1d; every form tried was the convolution's, 2 x 48 x 32 ...: "einsum(): the number
+    of subscripts in the equation (2) does not match the number of dimensions (3) for operand 1 and no ellipsis was
+    given". The equation's subscripts are the input's rank."""
+    results = prove_files(tmp_path, {"masked.py": MASKED}, "*")
+    model = results["masked.py:MaskedGroups"]
+    assert model["status"] == "proven", model
+    assert len(model["inputs"][0].split(":")[0].split("x")) == 2, model["inputs"]
