@@ -17,6 +17,7 @@ import re
 import signal
 import sys
 import time
+import types
 
 MAX_PARAMS = 100_000_000  # bigger models are not built: parity on CPU would take minutes each (ViT-B/16's 86 M,
 # AlexNet's 61 M and ResNet-152's 60 M are in; VGG-16's 138 M is not)
@@ -1750,6 +1751,29 @@ def _joined_width_hint(problem: str, spec: str) -> str | None:
     return spec[:last.start()] + f"{last.group(1)}x{width}:float32]"
 
 
+def _late_join_hints(problem: str, specs: list[str], culprits: set) -> list[list[str]]:
+    """The inputs with a later argument at the width a Linear's complaint leaves missing, when the forward joins that
+    argument to what its layers made of the first one (a DDPG critic's ``cat([relu(linear1(x)), a], 1)`` before
+    ``Linear(1024 + action_dim, 512)``: "mat1 and mat2 shapes cannot be multiplied (2x1026 and 1040x512)" with ``a``
+    2 wide -> 16). Only when the refusing layer was handed none of the arguments as given (``culprits``: the join made
+    a new tensor) and for a float argument of rank 2 or more narrower than what the layer got; one retry per such
+    argument, the earliest first."""
+    m = _MATMUL_WIDTHS.search(problem or "")
+    if m is None or culprits or len(specs) < 2:
+        return []
+    got, wanted = int(m.group(1)), int(m.group(2))
+    out = []
+    for i, spec in enumerate(specs[1:], 1):
+        shape, sep, rest = spec.partition(":")
+        if not re.fullmatch(r"\d+(x\d+)+", shape) or not rest.startswith("float"):
+            continue
+        dims = shape.split("x")
+        width = int(dims[-1]) + wanted - got
+        if int(dims[-1]) < got and width > 0:
+            out.append([*specs[:i], "x".join([*dims[:-1], str(width)]) + sep + rest, *specs[i + 1:]])
+    return out
+
+
 def sized_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
     """The first tries with each array argument at the sizes its forward asserts (scan.py's ``_asserted_sizes``:
     ``assert x.size(1) == 2``): the axis set to that size and, for an axis at or past the form's last (a pair of
@@ -2089,6 +2113,9 @@ _RANK_HINTS = [  # an error that names the number of dimensions the input should
     (r"Dimension out of range \(expected to be in range of \[-\d+, \d+\], but got (\d)\)", 1),
     # x.permute(0, 2, 3, 1) of an input of another rank: "input.dim() = 2 is not equal to len(dims) = 4"
     (r"input\.dim\(\) = \d+ is not equal to len\(dims\) = (\d)", 0),
+    # an input an einsum takes before any layer (TabSurvey's DANet masks its B x D rows with ``einsum('nd,bd->bnd',
+    # mask, x)``, then convolves): its equation's subscripts for that operand
+    (r"einsum\(\): the number of subscripts in the equation \((\d)\) does not match the number of dimensions", 0),
 ]
 
 
@@ -3155,6 +3182,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             if split is not None:  # inputs joined on their last axis before a layer: widths adding up to its own
                 reshaped.append(split)
             culprits = getattr(failure, "mp_inputs", None) or set()
+            if failure is not None:  # an argument joined after the first one's layers: the width the join leaves
+                reshaped += _late_join_hints(problem, specs, culprits)
             if failure is not None and _INDEX_WANTED.search(problem) and specs:
                 # a float input the forward uses as indices (mamba-tabular's OneHotEncoding: ``F.one_hot(x,
                 # num_classes=self.num_categories)``): the same shape as ids below the smallest count of the model.
@@ -3332,23 +3361,48 @@ def _short(exc: BaseException, limit: int = 300) -> str:
 
 def _stand_ins_of(root: str, rel: str) -> list[str]:
     """The missing packages (``stubs``' stand-ins) the module of ``root/rel`` binds names to, in the order it binds
-    them: ``import einx`` (a stand-in module), ``from colt5_attention import topk`` (a stand-in class). Empty when
-    the module was not imported or uses none."""
+    them: ``import einx`` (a stand-in module), ``from colt5_attention import topk`` (a stand-in class); then those of
+    the project's modules it binds names from, breadth-first (benedekrozemberczki/MixHop-and-N-GCN's networks module
+    imports its layers module, which imports ``torch_sparse.spmm``: the networks were reported with an IndexError
+    alone). Empty when the module was not imported or none of them uses one."""
     from mindport.discovery.stubs import STUBBED, _StubMeta, _StubModule
 
-    path = os.path.realpath(os.path.join(root, rel))
-    module = next((m for m in list(sys.modules.values()) if isinstance(getattr(m, "__file__", None), str)
-                   and os.path.realpath(m.__file__) == path), None)
+    top_dir = os.path.realpath(root) + os.sep
+
+    def project_file(module) -> str | None:
+        name = getattr(module, "__file__", None)
+        if not isinstance(name, str) or isinstance(module, _StubModule):
+            return None
+        path = os.path.realpath(name)
+        return path if path.startswith(top_dir) else None
+
+    by_file = {}
+    for m in list(sys.modules.values()):
+        path = project_file(m)
+        if path is not None:
+            by_file.setdefault(path, m)
+    first = by_file.get(os.path.realpath(os.path.join(root, rel)))
     out: list[str] = []
-    for value in list(vars(module).values()) if module is not None else ():
-        if isinstance(value, _StubModule):
-            top = value.__name__.split(".")[0]
-        elif isinstance(value, _StubMeta):  # a missing package's class, or a name its installed library lacks
-            top = value.__qualname__ if value.__qualname__ in STUBBED else value.__qualname__.split(".")[0]
-        else:
+    todo, seen = ([first] if first is not None else []), set()
+    while todo:
+        module = todo.pop(0)
+        if id(module) in seen:
             continue
-        if top in STUBBED and top not in out:  # (a stand-in's own attribute's class is named by the attribute)
-            out.append(top)
+        seen.add(id(module))
+        for value in list(vars(module).values()):
+            if isinstance(value, _StubModule):
+                top = value.__name__.split(".")[0]
+            elif isinstance(value, _StubMeta):  # a missing package's class, or a name its installed library lacks
+                top = value.__qualname__ if value.__qualname__ in STUBBED else value.__qualname__.split(".")[0]
+            else:
+                # a project module bound whole, or a class or function of one (``from layers import NGCNLayer``)
+                home = value if isinstance(value, types.ModuleType) else sys.modules.get(
+                    getattr(value, "__module__", None) or "") if isinstance(value, (type, types.FunctionType)) else None
+                if home is not None and project_file(home) is not None and id(home) not in seen:
+                    todo.append(home)
+                continue
+            if top in STUBBED and top not in out:  # (a stand-in's own attribute's class is named by the attribute)
+                out.append(top)
     return out
 
 

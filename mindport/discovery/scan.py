@@ -542,6 +542,8 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
                     elif isinstance(part, ast.Name) and part.id in derived.get(id(part), {}):
                         counts.update(derived[id(part)][part.id])
             callee = _last(node.func)
+            if _torch_spelled(node.func):  # nn.Linear(base_outdim, 256): torch's layer, never a project class of
+                callee = "torch:" + callee  # that name in another file (``_hand_target``)
             if callee == "__init__" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
                     and _last(node.func.value.func) == "super" and cls.bases:  # super().__init__(cfg): the base's
                 callee = _last(cls.bases[0])
@@ -756,20 +758,43 @@ def _layer_checks(cls: ast.ClassDef, params: list[Param]) -> None:
             p.item = 2
 
 
+def _torch_spelled(func: ast.expr) -> bool:
+    """A call spelled through torch's modules (``nn.Linear``, ``torch.nn.Conv2d``, ``torch.cat``)."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id in ("nn", "torch")
+
+
+def _classes_by_name(found: dict) -> dict[str, list]:
+    by_name: dict[str, list] = {}
+    for c in found.values():
+        if c.kind == "class":
+            by_name.setdefault(c.name, []).append(c)
+    return by_name
+
+
+def _hand_target(c, callee: str, by_name: dict):
+    """The project class a hand-on of ``c`` reaches: none for a call spelled through torch (``nn.Linear``: TabSurvey's
+    DANet hands ``num_classes`` to torch's Linear, not to deepfm_lib's ``class Linear``, which reads its second
+    argument as a list: DANet was built with ``num_classes=[8, 16]``), a class of that name in ``c``'s own file
+    first, else the first of that name."""
+    if callee.startswith("torch:"):
+        return None
+    options = by_name.get(callee, [])
+    return next((o for o in options if o.rel == c.rel), options[0] if options else None)
+
+
 def _hand_on_items(found: dict) -> None:
     """A per-layer argument whose items go to another class of the project (``ConvGRUCell(kernel_size=
     self.kernel_size[i])``) that reads each as a sequence (``kernel_size[0] // 2, kernel_size[1] // 2``): its items
     are tuples of that length (``item``; 2 when the length is not read)."""
-    by_name = {}
-    for c in found.values():
-        if c.kind == "class":
-            by_name.setdefault(c.name, c)
+    by_name = _classes_by_name(found)
     for c in found.values():
         for p in c.params:
             if p.item or not p.item_passes:
                 continue
             for callee, where in p.item_passes:
-                target = by_name.get(callee)
+                target = _hand_target(c, callee, by_name)
                 if target is None or target is c:
                     continue
                 q = _param_at(target, where)
@@ -1452,17 +1477,14 @@ def _hand_on(found: dict) -> None:
     class reads itself and also hands on gets the attributes the other class reads too (decision-transformer's
     ``Block(config)`` reads ``config.n_embd`` and builds ``CausalSelfAttention(config)``, which reads
     ``config.n_head``); a string the other class compares takes its values (``choices``)."""
-    by_name = {}
-    for c in found.values():
-        if c.kind == "class":
-            by_name.setdefault(c.name, c)
+    by_name = _classes_by_name(found)
     for _ in range(3):  # a chain of hand-ons
         for c in found.values():
             for p in c.params:
                 if p.use not in ("", "namespace", "mapping", "sequence") or not p.passes:
                     continue
                 for callee, where in p.passes:
-                    target = by_name.get(callee)
+                    target = _hand_target(c, callee, by_name)
                     if target is None or target is c:
                         continue
                     q = _param_at(target, where)
