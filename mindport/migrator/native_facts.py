@@ -6561,8 +6561,9 @@ class NonNegativeFacts(_FunctionFacts):
         non-negative number."""
         at = self._top.get(id(read))
         if at is None or self._single(name) != ("param", None) or name in self._changed \
-                or not isinstance(self._function.body, cst.IndentedBlock):
-            return False
+                or not isinstance(self._function.body, cst.IndentedBlock) or any(
+                    p.name.value == name for lam in all_nodes(self._function, cst.Lambda) for p in lam.params.params):
+            return False  # (a lambda's own parameter of that name is another value)
         parents = _function_parents(self._function)
         for stmt in self._function.body.body[:at]:
             if not isinstance(stmt, cst.SimpleStatementLine):

@@ -59,6 +59,13 @@ SOURCE = textwrap.dedent("""
             self.rebound = LambdaLayer(lambda x: F.pad(x, (0, 0, 0, 0, planes // 4, planes // 4)))
 
 
+    class Shadowed(nn.Module):
+        def __init__(self, planes=8):
+            super().__init__()
+            self.conv = nn.Conv2d(4, planes, 3)
+            self.shadowed = LambdaLayer(lambda x, planes=-8: F.pad(x, (0, 0, 0, 0, planes // 4, planes // 4)))
+
+
     class Conditional(nn.Module):
         def __init__(self, planes=8):
             super().__init__()
@@ -71,7 +78,7 @@ def test_sized_parameter_pads_are_mindspores():
     code = convert_source(SOURCE).code
     block = code.split("class Block")[1].split("class Unsized")[0]
     assert "ops.pad(x, (0, 0, 0, 0, planes // 4, planes // 4)" in block and "mp_F.pad" not in block, code
-    for name in ("Unsized", "Rebound", "Conditional"):
+    for name in ("Unsized", "Rebound", "Shadowed", "Conditional"):
         part = code.split(f"class {name}")[1].split("class ")[0]
         assert "mp_F.pad(x, (0, 0, 0, 0, planes // 4, planes // 4))" in part, (name, code)
 
