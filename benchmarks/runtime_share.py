@@ -48,6 +48,23 @@ reduced dim and ``torch.div``; float facts through every value reaching a read i
 attributes also assigned ``None``; unread class names dropped; ``a - b`` paddings under ``if a > b``; from 581da37e):
 code-only 1350/16530 = 8.2 % -> 1320/16527 = 8.0 %, 13/60 -> 13/60; ``--facts`` 1276/16500 = 7.7 % -> 1250/16497 =
 7.6 %, 23/60 -> 23/60.
+On native45 (in-place Bernoulli fills of unaliased locals, Unfold beside an einops layer in a list extended into
+nn.Sequential(*layers), paddings from parameters a layer took as a size; from 5d92b2c3, where the set measured
+1331/16507 and 1261/16477): code-only 1331/16507 = 8.1 % -> 1328/16512 = 8.0 %, 13/60 -> 13/60; ``--facts`` 1261/16477
+= 7.7 % -> 1259/16482 = 7.6 %, 23/60 -> 23/60 (mp_inplace.bernoulli_ 1 -> 0, mp_nn.Unfold 2 -> 1, both; mp_F.pad 28 ->
+27 code-only, resnet20's, which --facts had already). What keeps the near-free ports (1..5 sites) importing mindport,
+read from the --json rows: code-only, vit/levit, cvt and sep_vit have no site but load mindport.runtime.unbatched
+(their stem convolution takes the model's input; cvt's and sep_vit's channel LayerNorm broadcasts an unbatched (C, H,
+W) into a batch of one, so torch runs such an input); vit/vit, simple_vit, t2t a mean whose extent may be empty (the
+patch count); cait, cross_vit, crossformer, ddim, regionvit a join whose members come through other calls (promoted);
+max_vit, crossformer ``torch.tensor([2 * window_size - 1, 1])`` of a constructor argument; the six attentions ports a
+masked softmax and tanh (MindSpore's float32 tanh kernel is off by 1e-4; its float64 one is torch's to 6e-8, but a
+dtype fact and a device taking float64 would be needed) and, even without them, the unbatched handling of their three
+Conv1d builds (CustomizingAttention's input is a caller's, viewed to rank 4 after); resnet20 a stepped slice
+(MindSpore's CPU StridedSliceGrad defect); efficientnet_b0 the in-place div_/mul_ of drop_connect's parameter (the
+caller's tensor; keep_ratio's type is the caller's). With --facts all of these are free but vit/vit and t2t (the mean
+of a branch the recorded run did not take, pool='cls'), resnet20 (its slice), efficientnet_b0 (drop_connect does not
+run in eval) and the attentions (tanh; Conv1d builds the entry did not run).
 """
 from __future__ import annotations
 

@@ -6408,6 +6408,18 @@ def _checked_differences(test) -> set[tuple[str, "str | int"]]:
     return set()
 
 
+# torch layers whose build raises on a negative size (torch.empty of a negative dimension: "Trying to create tensor with
+# negative dimension") -> (their size parameters, in positional order; the most positional arguments read; keywords
+# with which the build makes no tensor of those sizes): a parameter handed to one as a size is non-negative after the
+# build (NonNegativeFacts._sized_before)
+SIZED_LAYERS = {
+    **{f"torch.nn.Conv{d}d": (("in_channels", "out_channels"), 8, frozenset()) for d in (1, 2, 3)},
+    "torch.nn.Linear": (("in_features", "out_features"), 2, frozenset()),
+    **{f"torch.nn.BatchNorm{d}d": (("num_features",), 3, frozenset({"affine", "track_running_stats"}))
+       for d in (1, 2, 3)},
+}
+
+
 class NonNegativeFacts(_FunctionFacts):
     """Is an expression (a padding amount, or a tuple/list display of them) a non-negative number by construction?
     Read from the code of one function: an integer literal (``-1`` is a unary minus: not one); a size (``len(x)``,
@@ -6417,8 +6429,10 @@ class NonNegativeFacts(_FunctionFacts):
     subscript of a non-negative sequence (``pad[0]``, ``x.shape[-1]``); a local name every binding of which is one
     (a tuple unpacking of a size: ``M, N = x.shape``), never a parameter, never declared global/nonlocal, and changed
     by no augmented assignment but ``+=``/``*=``/``//=`` of a non-negative. A list display is one only where it is
-    written (a local list may be changed in place). Anything else (a subtraction, a parameter, an attribute: a
-    constructor argument may be negative) is unknown.
+    written (a local list may be changed in place); a parameter never rebound that an earlier top-level statement
+    handed to a torch layer as a size (``nn.Conv2d(in_planes, planes, 3)`` then ``planes // 4``: torch's build
+    raises on a negative one, :meth:`_sized_before`). Anything else (a subtraction, another parameter, an attribute:
+    a constructor argument may be negative) is unknown.
 
     What it serves: MindSpore 2.10's ``ops.pad`` (and the Cells built on it) is wrong for a negative amount from its
     second call in a process on, so the converter keeps the runtime pad, which crops by slicing, wherever an amount
@@ -6508,7 +6522,7 @@ class NonNegativeFacts(_FunctionFacts):
             name = expr.value
             if name in self._changed or self._order is None:
                 return False
-            if self._checked(name, expr) or self._unpacked_checked(name, expr):
+            if self._checked(name, expr) or self._unpacked_checked(name, expr) or self._sized_before(name, expr):
                 return True
             values = self._binding_values(name)
             if any(isinstance(v, (cst.List, cst.ListComp)) for v in values if v is not None):
@@ -6537,6 +6551,44 @@ class NonNegativeFacts(_FunctionFacts):
             return True
         return any(name in names and id(read) in body and (single[1] is None or id(single[1]) not in body)
                    for body, names in self._guards)
+
+    def _sized_before(self, name: str, read) -> bool:
+        """``name`` is a parameter never rebound that an earlier top-level statement of the function hands, as it
+        is, to a torch layer as a size whose negative value makes the build raise (SIZED_LAYERS: torch.empty of a
+        negative dimension), in every run of that statement (no conditional expression, lambda or comprehension
+        around the build): akamaster's CIFAR ResNet builds ``self.conv1 = nn.Conv2d(in_planes, planes, ...)``, then
+        pads its option-A shortcut by ``planes // 4``. Torch raised there on a negative one, so the read is of a
+        non-negative number."""
+        at = self._top.get(id(read))
+        if at is None or self._single(name) != ("param", None) or name in self._changed \
+                or not isinstance(self._function.body, cst.IndentedBlock) or any(
+                    p.name.value == name for lam in all_nodes(self._function, cst.Lambda) for p in lam.params.params):
+            return False  # (a lambda's own parameter of that name is another value)
+        parents = _function_parents(self._function)
+        for stmt in self._function.body.body[:at]:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for call in all_nodes(stmt, cst.Call):
+                sizes = SIZED_LAYERS.get(self._resolve(call.func) or "")
+                if sizes is None or any(a.star for a in call.args):
+                    continue
+                positional = [a for a in call.args if a.keyword is None]
+                keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+                names, limit, refused = sizes
+                if len(positional) > limit or keywords & refused:
+                    continue  # a setting that builds no tensor of those sizes (BatchNorm's affine=False ...)
+                given = [a.value for a in positional[:len(names)]] + [
+                    a.value for a in call.args if a.keyword is not None and a.keyword.value in names]
+                if not any(isinstance(v, cst.Name) and v.value == name for v in given):
+                    continue
+                node = parents.get(id(call))
+                while node is not None and node is not stmt and not isinstance(node, (
+                        cst.IfExp, cst.BooleanOperation, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp,
+                        cst.GeneratorExp)):
+                    node = parents.get(id(node))
+                if node is stmt:
+                    return True
+        return False
 
     def _checked_difference(self, expr: cst.BinaryOperation) -> bool:
         """``a - b`` read in the body of an ``if a > b:`` (:func:`_checked_differences`; x-transformers' ``if j > i:

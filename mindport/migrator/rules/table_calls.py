@@ -1894,6 +1894,8 @@ class TableCallTransform(Rule):
         fill = self._fresh_fill(original_node, updated_node)
         if fill is None:  # torch.rand(n).uniform_(-0.1, 0.1): a draw shaped like the new tensor
             fill = self._fresh_draw(original_node, updated_node)
+        if fill is None:  # mask = torch.empty(...); mask.bernoulli_(p): the draw rebinds the unaliased local
+            fill = self._unaliased_draw(original_node, updated_node)
         if fill is not None:  # torch.zeros(1, 1, dim).fill_(eps): ops.full_like of the new tensor
             self.ctx.converted_sites += 1
             return fill
@@ -2067,6 +2069,48 @@ class TableCallTransform(Rule):
             value = cst.BinaryOperation(left=value, operator=cst.Add(), right=_parenthesized(offset))
         return value if factor is None and offset is None else value.with_changes(lpar=[cst.LeftParen()],
                                                                                    rpar=[cst.RightParen()])
+
+    def _unaliased_draw(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        """``mask.bernoulli_(p)`` called as a statement on a local name whose tensor nothing else holds
+        (native_facts.unaliased_local_update: every binding a new tensor, ``mask = torch.empty(shape, dtype=x.dtype)``,
+        kuangliu's EfficientNet drop_connect; no parameter, no loop, no reference kept by an earlier read): the
+        runtime bernoulli_ exists because MindSpore's Bernoulli kernels refuse half receivers (ops.bernoulli) or have
+        no CPU kernel (BernoulliExt), and writes ``rand_like(m) < p`` in ``m``'s dtype into its receiver; with no
+        other holder, that value rebinding the name is the update (leave_Expr, ``_local_rebinds``): ``mask =
+        (ops.rand_like(mask, dtype=ms.float32) < p).astype(mask.dtype)``, MindSpore's own ops for every receiver dtype
+        (a float draw compared with ``p``, a number or a tensor broadcast against it as torch's is). A ``generator=``,
+        a starred or unknown argument, a result that is read: None (the runtime's)."""
+        func = original.func
+        draw = UNALIASED_DRAWS.get(func.attr.value)
+        if draw is None or id(original) not in self._statement_calls or not isinstance(func.value, cst.Name) \
+                or not isinstance(updated.func, cst.Attribute) or not isinstance(updated.func.value, cst.Name) \
+                or not self._functions:
+            return None
+        param, default = draw
+        args = updated.args
+        if len(args) > 1 or any(a.star for a in args) \
+                or any(a.keyword is not None and a.keyword.value != param for a in args):
+            return None
+        resolve = self.scope.resolve_torch
+
+        def fresh(value) -> bool:
+            return isinstance(value, cst.BinaryOperation) or _fresh_receiver(value, resolve)
+
+        if not unaliased_local_update(self._functions[-1], original, func.value.value, fresh):
+            return None
+        receiver = updated.func.value
+        probability = args[0].value if args else cst.Float(default)
+        draw_call = cst.Call(func=self.ctx.target_expr("mindspore.ops.rand_like"),
+                             args=[cst.Arg(value=receiver, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                                   cst.Arg(keyword=cst.Name("dtype"), value=self.ctx.target_expr("mindspore.float32"),
+                                           equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                                 whitespace_after=cst.SimpleWhitespace("")))])
+        below = cst.Comparison(left=draw_call, comparisons=[cst.ComparisonTarget(
+            operator=cst.LessThan(), comparator=_parenthesized(probability))],
+            lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        self._local_rebinds.add(id(original))
+        return cst.Call(func=cst.Attribute(value=below, attr=cst.Name("astype")),
+                        args=[cst.Arg(value=cst.Attribute(value=receiver, attr=cst.Name("dtype")))])
 
     def _sized_constructor(self, qual: str, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
         """``torch.Tensor(heads, d_head)`` (the attentions' ``nn.Parameter(torch.Tensor(h, d))`` before an init),
@@ -3111,6 +3155,11 @@ FRESH_ZEROS = frozenset({"zero_"})  # of these, the ones that take no value
 # ``to - from_``), on a receiver nothing else holds, read in an expression (TableCallTransform._fresh_draw): the value is
 # ``draw(receiver) * scale + shift``, the runtime's own value with no receiver to write it into
 FRESH_DRAWS = {"uniform_": ("mindspore.ops.rand_like", ("from_", "to"), (("to", 1), ("from_", 0)), (("from_", 0),))}
+
+# in-place Bernoulli fills -> (the probability parameter, its default): called as a statement on a local name whose
+# tensor nothing else holds (TableCallTransform._unaliased_draw), ``m.bernoulli_(p)`` is ``m = (ops.rand_like(m,
+# dtype=ms.float32) < p).astype(m.dtype)``, the runtime bernoulli_'s own value with no other holder to write it into
+UNALIASED_DRAWS = {"bernoulli_": ("p", "0.5")}
 
 # torch's legacy constructors given sizes alone -> the dtype of MindSpore's zeros of those sizes
 # (TableCallTransform._sized_constructor)

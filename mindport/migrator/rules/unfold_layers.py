@@ -22,9 +22,12 @@ class UnfoldLayerTransform(Rule):
     ``(C, H, W)`` input (``ops.unfold`` takes a batch). Here the input is a batch in every program torch runs: the
     Sequential is stored as ``self.NAME`` and only ever called whole (every ``.NAME`` of the file is a call of it, a
     build or a read of its attributes; no ``__all__``), so the Unfold's output goes straight into the einops layer,
-    which raises on anything but three axes: an unbatched input gives two. Anything else (the Unfold alone, another
+    which raises on anything but three axes: an unbatched input gives two. The two may also stand side by side in a
+    list display extended into a local list that ``nn.Sequential(*layers)`` takes (T2T-ViT's ``layers.extend([...,
+    nn.Unfold(k, stride=s), Rearrange('b c n -> b n c'), ...])`` in a loop: what one extend puts in stays adjacent;
+    the list bound once, to ``[]``, and only appended or extended). Anything else (the Unfold alone, another
     next member, a pattern with ``...`` or another number of axes, keyword arguments other than torch's, the
-    Sequential indexed or handed on) keeps the table's runtime layer.
+    Sequential indexed or handed on, the list read another way) keeps the table's runtime layer.
     """
 
     EXAMPLES = (
@@ -100,16 +103,19 @@ class UnfoldLayerTransform(Rule):
                 isinstance(t, cst.Assign) and any(isinstance(a.target, cst.Name) and a.target.value == "__all__"
                                                   for a in t.targets) for t in s.body) for s in node.body):
             return
-        parents = None
+        parents = _parents(node)
         for call in all_nodes(node, cst.Call):
-            if self.scope.resolve(call.func) != "torch.nn.Sequential" or any(a.star or a.keyword for a in call.args):
+            if self.scope.resolve(call.func) != "torch.nn.Sequential" or any(a.keyword for a in call.args):
                 continue
-            members = [a.value for a in call.args]
-            for member, following in zip(members, members[1:]):
+            if any(a.star for a in call.args):
+                pairs = _extended_pairs(call, parents)
+            else:
+                members = [a.value for a in call.args]
+                pairs = list(zip(members, members[1:]))
+            for member, following in pairs:
                 if not (isinstance(member, cst.Call) and self.scope.resolve(member.func) == "torch.nn.Unfold"
                         and _torch_arguments(member) and _three_axes(self.scope, following)):
                     continue
-                parents = parents if parents is not None else _parents(node)
                 assign = parents.get(id(call))
                 attr = (_self_attribute(assign.targets[0].target)
                         if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None)
@@ -140,6 +146,50 @@ class UnfoldLayerTransform(Rule):
 
     def leave_Module(self, original_node, updated_node):
         return insert_definitions(updated_node, dict([self._class])) if self._class else updated_node
+
+
+def _extended_pairs(call: cst.Call, parents: dict) -> list:
+    """The adjacent members of ``nn.Sequential(*layers)`` that a list display extended into ``layers`` holds (T2T-ViT's
+    ``layers.extend([..., nn.Unfold(k, stride=s), Rearrange('b c n -> b n c'), ...])`` in a loop, then
+    ``nn.Sequential(*layers)``): ``layers`` is a local of the function bound once, to ``[]``, and every other mention
+    of it there is ``layers.append(x)`` or ``layers.extend([...])`` as a statement, or the starred argument (one
+    only): what one extend puts in stays adjacent, in order, in the sequence. [] for anything else."""
+    from mindport.migrator.native_facts import all_nodes
+
+    starred = [a for a in call.args if a.star]
+    if len(starred) != 1 or starred[0].star != "*" or not isinstance(starred[0].value, cst.Name):
+        return []
+    name = starred[0].value
+    function = parents.get(id(call))
+    while function is not None and not isinstance(function, cst.FunctionDef):
+        function = parents.get(id(function))
+    if function is None:
+        return []
+    pairs, bound = [], 0
+    for mention in all_nodes(function, cst.Name):
+        if mention.value != name.value or mention is name:
+            continue
+        parent = parents.get(id(mention))
+        if isinstance(parent, cst.AssignTarget):
+            assign = parents.get(id(parent))
+            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.List)
+                    and not assign.value.elements):
+                return []
+            bound += 1
+            continue
+        method = parents.get(id(parent)) if isinstance(parent, cst.Attribute) and parent.value is mention else None
+        if not (isinstance(method, cst.Call) and method.func is parent and parent.attr.value in ("append", "extend")
+                and len(method.args) == 1 and not method.args[0].star and method.args[0].keyword is None
+                and isinstance(parents.get(id(method)), cst.Expr)):
+            return []  # read another way (indexed, inserted into, handed on), or bound again
+        display = method.args[0].value
+        if parent.attr.value == "extend":
+            if not isinstance(display, (cst.List, cst.Tuple)) or any(
+                    not isinstance(e, cst.Element) for e in display.elements):
+                return []
+            values = [e.value for e in display.elements]
+            pairs += list(zip(values, values[1:]))
+    return pairs if bound == 1 else []
 
 
 def _torch_arguments(call: cst.Call) -> bool:
