@@ -82,20 +82,38 @@ def definition_site(layer, method: str) -> str:
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else ""
 
 
+# The bytes of layer inputs and outputs one side keeps for the localisation. Every layer's tensors are copied (a
+# container's too), so a deep CNN at a real input size kept several times its activations: pytorch_segmentation_
+# tutorial's resnet101_atrous (42.5 M parameters, 2x3x256x512, output stride 8) reached 8.6 GB in its MindSpore side,
+# which the machine's OOM killer stopped ("the MindSpore process stopped (exit code -9)"), at load, every run. Past the
+# budget a layer's tensors are not copied and its record says so (``unrecorded``): that layer is "not compared" in the
+# localisation, the outputs are compared as always.
+RECORD_BYTES = 1 << 30
+
+
 def _hooked(named, records: list[dict], started: list | None = None):
     """Hooks on every layer: its inputs are copied when it starts (an in-place layer, torch's ReLU(inplace=True),
-    rewrites them before it returns), its output when it returns. ``started`` receives (path, call) at each start."""
+    rewrites them before it returns), its output when it returns; within :data:`RECORD_BYTES` in all. ``started``
+    receives (path, call) at each start."""
     calls: dict[str, int] = {}
     starts: dict[str, int] = {}
     pending: dict[str, list] = {}
     handles = []
+    kept = [0]  # bytes copied so far
+
+    def copied(obj) -> list | None:
+        if kept[0] > RECORD_BYTES:
+            return None
+        try:
+            leaves = _leaves(obj)
+        except Exception:  # noqa: BLE001 - unflattenable values are just not compared
+            return []
+        kept[0] += sum(a.nbytes for a in leaves)
+        return leaves
+
     for path, layer in named:
         def pre_hook(layer, inputs, path=path):
-            try:
-                ins = _leaves(inputs)
-            except Exception:  # noqa: BLE001 - unflattenable inputs are just not compared
-                ins = []
-            pending.setdefault(path, []).append(ins)
+            pending.setdefault(path, []).append(copied(inputs))
             if started is not None:
                 starts[path] = starts.get(path, -1) + 1
                 started.append((path, starts[path]))
@@ -103,15 +121,15 @@ def _hooked(named, records: list[dict], started: list | None = None):
         def hook(layer, inputs, output, path=path):
             n = calls.get(path, 0)
             calls[path] = n + 1
-            try:
-                leaves = _leaves(output)
-            except Exception:  # noqa: BLE001 - an unflattenable output is just not compared
-                leaves = []
+            leaves = copied(output)
             stack = pending.get(path)
-            records.append({"path": path, "call": n, "type": type(layer).__name__,
-                            "type_module": type(layer).__module__, "leaves": leaves,
-                            "inputs": stack.pop() if stack else [], "site": call_site(sys._getframe(1)),
-                            "layer": layer})
+            ins = stack.pop() if stack else []
+            record = {"path": path, "call": n, "type": type(layer).__name__, "type_module": type(layer).__module__,
+                      "leaves": leaves or [], "inputs": ins or [], "site": call_site(sys._getframe(1)),
+                      "layer": layer}
+            if leaves is None or ins is None:  # half a layer is not compared: neither half is kept
+                record.update(leaves=[], inputs=[], unrecorded=True)
+            records.append(record)
         handles.append(layer.register_forward_pre_hook(pre_hook))
         handles.append(layer.register_forward_hook(hook))
     return handles

@@ -59,6 +59,9 @@ def localize_layers(ref_records: list[dict], ms_records: list[dict], rtol: float
         if ms_rec is None:
             lr.note = "no MindSpore cell ran at this path (it raised earlier, or was renamed)"
             lr.grade = "error"
+        elif rec.get("unrecorded") or ms_rec.get("unrecorded"):
+            lr.status, lr.ms_type = "not_compared", ms_rec["type"]
+            lr.note = "not compared: the layers before it filled the memory the localisation keeps (hooks.RECORD_BYTES)"
         else:
             mcfg = ms_rec.get("config", {})
             metrics = layer_metrics(rec["leaves"], ms_rec["leaves"], rtol, atol)

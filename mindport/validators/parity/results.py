@@ -40,7 +40,7 @@ class LayerResult:
     call: int
     torch_type: str
     ms_type: str
-    status: str  # match | diverged | shape_mismatch | missing_in_mindspore | type_mismatch
+    status: str  # match | diverged | shape_mismatch | missing_in_mindspore | type_mismatch | not_compared
     max_abs: float | None = None
     max_rel: float | None = None
     mean_abs: float | None = None
