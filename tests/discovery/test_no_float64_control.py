@@ -37,7 +37,11 @@ def _prove(tmp_path, edit=None):
     return prove_files(tmp_path, HEADS, "heads.py:BoxHeads", None if edit is None else ("heads.py", *edit))["heads.py:BoxHeads"]
 
 
-def test_long_convolution_reductions_are_proven_within_both_float32_bounds(tmp_path):
+def test_long_convolution_reductions_are_proven_within_both_float32_bounds(tmp_path, monkeypatch):
+    # oneDNN's own NCHW convolution (mindport caps it at AVX2 for speed, mindport/cpu_kernels.py; a user's value is
+    # kept): its 512- and 1024-channel reductions round apart from torch's by more than the fixed tolerance, the case
+    # the float32 bound is for (the capped gemm path rounds closer and passes without it)
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "ALL")
     model = _prove(tmp_path)
     assert model["status"] == "proven", model
     assert model["inputs"] == ["2x512x32x32:float32", "2x1024x32x32:float32"], model
