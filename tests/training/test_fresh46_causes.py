@@ -55,3 +55,69 @@ def test_an_optimizer_over_plain_tensors_steps_its_schedulers_like_torch(tmp_pat
     assert all(row[3] == 25.0 for row in t)  # no grad, no step: torch never moves them
     np.testing.assert_allclose(np.array(m), np.array(t), rtol=1e-6)
 
+
+# codigologan/Elysium_Codex's src/train.py resumes from a checkpoint the repository ships (``torch.load(path,
+# map_location=device, weights_only=True)`` then ``load_state_dict(ckpt["model_state"])``), and
+# venkatKrishnan86/Pytorch-Tutorials' flow matching trains on ``torch.load('training_samples.pt')``, samples its data
+# script wrote with torch.save. The port refused every file torch wrote ("was written by torch: convert it once with
+# `mindport weights ...`"): a converted program could not read its own data or resume from its torch checkpoints
+# with zero edits. torch's zip archive (data.pkl + raw little-endian storage records) is now read without torch
+# (mindport.runtime.checkpoint): tensors (views with their offset and strides), Parameters, numbers and containers;
+# a file holding other objects (a pickled nn.Module) is still refused with the way to convert it.
+TORCH_FILES = '''
+import torch
+import torch.nn as nn
+
+ckpt = torch.load("resume.pt", map_location="cpu", weights_only=True)
+samples = torch.load("samples.pt")
+model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+model.load_state_dict(ckpt["model_state"])
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+print("step", ckpt["meta"]["epoch"], ckpt["meta"]["best"], float(samples.sum()), samples.shape[0], samples.shape[1])
+x, y = samples[:, :3], samples[:, 3:5]
+for step in range(6):
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    print("step", loss.item())
+'''
+
+
+def _write_torch_files(folder):
+    import torch
+
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2))
+    torch.save({"model_state": model.state_dict(), "meta": {"epoch": 4, "best": 0.25}}, folder / "resume.pt")
+    base = torch.linspace(-1.0, 1.0, 60).reshape(5, 12)
+    torch.save(base.t()[::1, :], folder / "samples.pt")  # a transposed view: strides (1, 12) on a shared storage
+
+
+def test_a_converted_script_loads_the_files_torch_wrote(tmp_path):
+    from mindport import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "main.py").write_text(TORCH_FILES)
+    convert_path(src, out, jobs=1)
+    for folder in (src, out):
+        _write_torch_files(folder)
+    code = (out / "main.py").read_text()
+    assert "import torch" not in code, code
+    t, m = _run_in_folder(src), _run_in_folder(out)
+    assert len(t) == len(m) == 7, (t, m)
+    assert t[0][:2] == [4.0, 0.25] and t[0][3:] == [12.0, 5.0]
+    np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=1e-5, atol=1e-6)
+    assert t[-1][0] < t[1][0]
+
+
+def test_a_torch_file_holding_a_module_is_refused_with_the_way_to_convert_it(tmp_path):
+    import pytest
+    import torch
+
+    from mindport.runtime import checkpoint
+
+    torch.save(torch.nn.Linear(2, 2), tmp_path / "whole.pt")
+    with pytest.raises(ValueError, match="mindport weights"):
+        checkpoint.load(str(tmp_path / "whole.pt"))
