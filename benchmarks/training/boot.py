@@ -353,12 +353,39 @@ def _float64_torch(torch):
 
     def upcast(fn):
         return lambda *a, **k: up(fn(*a, **k))
-    for name in ("from_numpy", "tensor", "as_tensor", "FloatTensor", "zeros", "ones", "full", "empty", "arange",
-                 "linspace", "zeros_like", "ones_like", "full_like", "empty_like"):
+    names = ("from_numpy", "tensor", "as_tensor", "FloatTensor", "zeros", "ones", "full", "empty", "arange",
+             "linspace", "zeros_like", "ones_like", "full_like", "empty_like")
+    originals = {name: getattr(torch, name) for name in names}
+    for name in names:
         setattr(torch, name, upcast(getattr(torch, name)))
+    load = torch.load
+
+    def load_float64(*a, **k):
+        """torch.load rebuilds each tensor as torch.empty(0, dtype=its storage's) set to the storage (a float32
+        storage refuses a float64 tensor): it runs with torch's own makers; the float32 tensors it gives, data the
+        script reads, are made float64 as the rest of the script's data."""
+        patched = {name: getattr(torch, name) for name in names}
+        for name in names:
+            setattr(torch, name, originals[name])
+        try:
+            obj = load(*a, **k)
+        finally:
+            for name in names:
+                setattr(torch, name, patched[name])
+        return _map_tensors(obj, up)
+    torch.load = load_float64
     torch.Tensor.float = lambda self, *a, **k: self.double()
     original_to = torch.Tensor.to
     torch.Tensor.to = lambda self, *a, **k: up(original_to(self, *a, **k))
+
+
+def _map_tensors(obj, fn):
+    """``fn`` on every tensor in a loaded object (dicts, lists, tuples kept as they are)."""
+    if isinstance(obj, dict):
+        return type(obj)((k, _map_tensors(v, fn)) for k, v in obj.items())
+    if isinstance(obj, (list, tuple)) and type(obj) in (list, tuple):
+        return type(obj)(_map_tensors(v, fn) for v in obj)
+    return fn(obj)
 
 
 def _numpy_neutral(init):

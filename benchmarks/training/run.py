@@ -97,6 +97,8 @@ def write_data(entry: dict, tree: Path) -> None:
                     f.write(json.dumps({spec["src"]: src, spec["tgt"]: src[::-1]}) + "\n")
         elif spec["kind"] == "mnist_idx":
             write_mnist(path, spec.get("train", 1000), spec.get("test", 200), spec.get("gz", True), spec.get("raw", False))
+        elif spec["kind"] == "checkerboard_pt":
+            write_checkerboard(path, spec.get("n", 20000))
         else:
             raise SystemExit(f"{entry['id']}: unknown data kind {spec['kind']}")
 
@@ -122,6 +124,19 @@ def write_mnist(folder: Path, n_train: int, n_test: int, gz: bool, raw: bool) ->
                 (folder / (name + ".gz")).write_bytes(gzip.compress(blob, compresslevel=1))
             if raw:
                 (folder / name).write_bytes(blob)
+
+
+def write_checkerboard(path: Path, n: int) -> None:
+    """A float32 (n, 2) tensor saved by torch.save, as a data script writes its samples for a training script to
+    torch.load: points uniform in [-4, 4)^2 whose floor coordinates sum to an even number (a checkerboard). Both trees
+    get the same torch file: the port reads what torch wrote, as a user's converted script reads the user's data."""
+    import numpy as np
+    import torch
+
+    rng = np.random.RandomState(0)
+    pts = rng.uniform(-4, 4, (4 * n, 2))
+    pts = pts[np.floor(pts).sum(axis=1) % 2 == 0][:n]
+    torch.save(torch.tensor(pts, dtype=torch.float32), path)
 
 
 def convert(python: str, src: Path, out: Path) -> tuple[int, str]:

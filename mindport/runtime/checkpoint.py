@@ -14,7 +14,9 @@ exactly the path given and loads it back from there. So:
   with (``init_attrs``), so ``load`` gives back a working Cell with the saved weights, as torch gives the module.
 * ``load(f)`` reads what ``save`` wrote, whichever form: ``f`` itself or MindSpore's ``f + ".ckpt"``; a MindSpore
   checkpoint gives ``{name: Parameter}`` as ``load_checkpoint`` does, a pickle gives its object with MindSpore tensors
-  back. A file torch wrote (a zip archive) is refused with the way to convert it (``mindport weights``).
+  back. A file torch wrote (its zip archive: a state_dict, a checkpoint dictionary, a data tensor) is read without
+  torch into MindSpore tensors; one holding other objects (a pickled nn.Module) is refused with the way to convert it
+  (``mindport weights``).
 
 The choice rests on the object at run time (save) and on the file's content (load): a runtime helper by the rule
 (docs/architecture.md: runtime only where torch's semantics need a run-time decision).
@@ -140,6 +142,77 @@ def _torch_file(head: bytes) -> bool:
     return head[:2] == b"PK"  # torch's zip archive (the legacy format starts with a pickle of torch's magic number)
 
 
+class _NotTensorData(Exception):
+    """A torch archive holding an object other than tensors in containers (a pickled nn.Module, a class of the
+    script's): only torch can rebuild it."""
+
+
+_STORAGES = {"FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
+             "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16, "CharStorage": np.int8,
+             "ByteStorage": np.uint8, "BoolStorage": np.bool_}
+
+
+class _StorageType:
+    def __init__(self, dtype) -> None:
+        self.dtype = dtype
+
+
+def _rebuild_tensor(storage, offset, size, stride, *_rest):
+    """torch._utils._rebuild_tensor_v2: the tensor's view (offset, size, stride in elements) of its storage."""
+    item = storage.itemsize
+    view = np.lib.stride_tricks.as_strided(storage[offset:], shape=tuple(size),
+                                           strides=tuple(item * s for s in stride)) if size else storage[offset]
+    return ms.Tensor(np.array(view))
+
+
+def _rebuild_parameter(data, requires_grad, *_rest):
+    return ms.Parameter(data, requires_grad=requires_grad)
+
+
+class _TorchUnpickler(pickle.Unpickler):
+    """Reads torch's archive without torch: storages are the archive's raw records in their dtype, tensors numpy
+    views of them made MindSpore tensors; builtins and collections as pickle has them; any other class refused."""
+
+    _TORCH = {("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor, ("torch._utils", "_rebuild_tensor"):
+              _rebuild_tensor, ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+              ("collections", "OrderedDict"): __import__("collections").OrderedDict}
+
+    def __init__(self, file, records) -> None:
+        super().__init__(file)
+        self.records, self.storages = records, {}
+
+    def find_class(self, module, name):
+        if (module, name) in self._TORCH:
+            return self._TORCH[(module, name)]
+        if module == "torch" and name in _STORAGES:
+            return _StorageType(_STORAGES[name])
+        if module == "builtins" and name in {"set", "frozenset", "slice", "complex", "range", "bytearray"}:
+            return super().find_class(module, name)
+        raise _NotTensorData(f"{module}.{name}")
+
+    def persistent_load(self, pid):
+        kind, storage_type, key, _location, _numel = pid
+        if kind != "storage" or not isinstance(storage_type, _StorageType):
+            raise _NotTensorData(f"a {storage_type!r} storage")
+        if key not in self.storages:
+            self.storages[key] = np.frombuffer(self.records(f"data/{key}"), dtype=storage_type.dtype)
+        return self.storages[key]
+
+
+def _read_torch_zip(data: bytes):
+    """torch.save's zip archive (``<name>/data.pkl``, ``<name>/data/<key>`` records, little-endian): its object with
+    MindSpore tensors, read without torch (a converted program loads the files its torch original wrote)."""
+    import zipfile
+
+    archive = zipfile.ZipFile(io.BytesIO(data))
+    pkl = next(n for n in archive.namelist() if n.endswith("data.pkl"))
+    prefix = pkl[: -len("data.pkl")]
+    order = prefix + "byteorder"
+    if order in archive.namelist() and archive.read(order).decode().strip() != "little":
+        raise _NotTensorData("big-endian records")
+    return _TorchUnpickler(io.BytesIO(archive.read(pkl)), lambda rel: archive.read(prefix + rel)).load()
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """torch.load: what :func:`save` wrote at ``f`` (or MindSpore's ``f + '.ckpt'``), in MindSpore tensors."""
     _host_only("torch.load")
@@ -153,8 +226,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         raise OSError(f"mindport: no checkpoint at {os.fspath(f)!r} (nor {os.fspath(f) + _SUFFIX!r})")
     data = Path(path).read_bytes()
     if _torch_file(data[:2]):
-        raise ValueError(f"mindport: {path!r} was written by torch: convert it once with "
-                         f"`mindport weights {path} -o {os.path.splitext(path)[0]}.ckpt` and load that")
+        try:
+            return _read_torch_zip(data)
+        except _NotTensorData as e:
+            raise ValueError(f"mindport: {path!r} was written by torch and holds {e} (not tensors, numbers, "
+                             f"containers): convert it once with `mindport weights {path} -o "
+                             f"{os.path.splitext(path)[0]}.ckpt` and load that") from None
     if data[:1] == b"\x80":  # a pickle protocol >= 2: an object save() pickled
         return _unpack(module.load(io.BytesIO(data), **pickle_load_args))
     if path.endswith(_SUFFIX):

@@ -171,7 +171,11 @@ def distinct_names(params):
     other. The first Parameter of a name keeps it; a later, different Parameter of that name becomes ``k.name`` (the
     smallest ``k`` from 1 no Parameter here has), as if the models were the members of a CellList. Renamed Parameters
     keep the new name (MindSpore's own rule: a Parameter's name is unique among those a Cell holds); ``state_dict()``
-    and ``named_parameters()`` name parameters by their place in the model, which does not change."""
+    and ``named_parameters()`` name parameters by their place in the model, which does not change.
+    A plain tensor among them (``torch.randn(6, 3)``, not a Parameter: torch takes any leaf tensor, one without
+    ``requires_grad`` has no grad and is never updated) becomes a Parameter that does not require a grad, as a
+    MindSpore optimizer holds only Parameters: the learning-rate schedulers and the param groups work on it as in
+    torch, and no step changes it."""
     if isinstance(params, Parameter) or not hasattr(params, "__iter__"):
         return params  # torch's and MindSpore's own error for a lone tensor or a non-iterable
     params = list(params)
@@ -179,10 +183,12 @@ def distinct_names(params):
     members = []
     for group in groups or ():
         if not isinstance(group.get("params"), Parameter) and hasattr(group.get("params"), "__iter__"):
-            group["params"] = list(group["params"])
+            group["params"] = [_held(p) for p in group["params"]]
+        elif isinstance(group.get("params"), Tensor) and not isinstance(group.get("params"), Parameter):
+            group["params"] = _held(group["params"])
         members += group["params"] if isinstance(group.get("params"), list) else [group.get("params")]
     if groups is None:
-        members = params
+        params = members = [_held(p) for p in params]
     distinct = list({id(p): p for p in members if isinstance(p, Parameter)}.values())
     taken = {p.name for p in distinct}
     kept: set = set()
@@ -195,6 +201,13 @@ def distinct_names(params):
             taken.add(param.name)
         kept.add(param.name)
     return groups if groups is not None else params
+
+
+def _held(value):
+    """A plain tensor an optimizer is given (see distinct_names): a Parameter of its values that needs no grad."""
+    if isinstance(value, Tensor) and not isinstance(value, Parameter):
+        return Parameter(value, requires_grad=False)
+    return value
 
 
 class OneCycleLR(_LRScheduler):

@@ -70,14 +70,16 @@ def test_saved_files_load_back(tmp_path, monkeypatch):
     assert os.path.exists(tmp_path / "checkpoint.pt")  # the dictionary at exactly the name the script gave
 
 
-def test_a_torch_file_is_refused_with_the_conversion_command(tmp_path):
+def test_a_torch_file_of_tensors_is_read_without_torch(tmp_path):
+    """A file torch wrote holding tensors in containers is read (its refusal with the conversion command is kept for
+    other objects: tests/training/test_fresh46_causes.py)."""
     import torch
 
     from mindport.runtime import checkpoint
 
-    torch.save({"w": torch.ones(2)}, tmp_path / "t.pt")
-    with pytest.raises(ValueError, match="mindport weights"):
-        checkpoint.load(str(tmp_path / "t.pt"))
+    torch.save({"w": torch.ones(2), "step": 3}, tmp_path / "t.pt")
+    loaded = checkpoint.load(str(tmp_path / "t.pt"))
+    assert loaded["step"] == 3 and loaded["w"].asnumpy().tolist() == [1.0, 1.0]
 
 
 def test_tensors_in_a_file_object_round_trip():
