@@ -18,6 +18,23 @@ It also prints the ``mindport.runtime`` sites left in the converted file (which 
 (the wild harness's ``materialise``), converted with ``convert_path``, built with the entry's constructor, and timed
 against the hand-written twin in ``native_models/ms_twins.py`` (``--models ''`` times the ports only).
 
+Figures (ONEDNN_MAX_CPU_ISA=AVX2 both sides, OMP_NUM_THREADS=1, 2-core machine shared with other runs; best-of ratio
+converted / native, median ratio in brackets):
+
+* before d5dc3c8d (first run after the AVX2 cap, load ~6; default --repeats 15): 12/16 within 1.05. Over: resnet18
+  pynative forward 1.098 (1.087), vit pynative fwd+bwd 1.169 (1.236), gpt pynative forward 1.067 (0.957), gpt graph
+  forward 1.058 (1.055). A second run (--repeats 30, load ~7.5) gave other pairs over (resnet18 pynative forward
+  1.393 with median 0.968): at that load PyNative's best-of ratio is noise. The GRAPH_MODE kernel graphs
+  (save_graphs, hwopt_common_final_graph) settle what timing can't: ResNet-18 forward 259 kernel-graph nodes
+  converted vs 194 native (``out += identity`` compiled as an in-place add: 8 Mul, 8 Assign, 24 UpdateState more);
+  ViT 220 vs 220, UNet 152 vs 152, GPT 237 vs 236 (one Cast: torch's int64 ``arange`` positions, the twin's int32).
+* after d5dc3c8d (``x += e`` of an unshared local rebinds, native_facts.unshared_augmented): ResNet-18 forward 195 vs
+  194 nodes (AdaptiveAvgPool2d + flatten vs the twin's ``mean`` left). Timed at load 9-11 (--repeats 30): 11 of 13
+  rows measured within 1.05 on the best-of ratio (resnet18 graph forward 0.976, fwd+bwd 1.056 with median 0.994;
+  gpt pynative fwd+bwd 1.081, median 1.114; unet pynative fwd+bwd 3.310 with median 1.009, a loaded-machine outlier);
+  the run stopped at 400 s before unet graph. All medians but gpt pynative fwd+bwd within 1.05 (gpt graph forward
+  1.082 median, 0.906 best). Re-time on a quiet machine before reading the bars from these figures.
+
 Usage (from the project root):
     PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/native_bench.py [--repeats 15] [--warmup 3]
         [--models resnet18,vit,gpt,unet] [--ports simple_vit,wideresnet] [--modes pynative,graph] [--json OUT]

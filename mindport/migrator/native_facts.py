@@ -335,6 +335,73 @@ def _rebound_first(method: cst.FunctionDef, var: str, call: cst.Call) -> bool:
     return False
 
 
+_AUGMENTED = (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)
+# torch activation layers that write into their input only when asked (``inplace=True``)
+_ACTIVATIONS = frozenset(f"torch.nn.{name}" for name in (
+    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid", "Hardtanh"))
+
+
+def _maybe_inplace(call: cst.Call) -> bool:
+    """May the activation's construction ask for ``inplace``: an ``inplace=`` other than False, or a positional
+    argument that is no number (``nn.ReLU(True)``, ``nn.LeakyReLU(0.2, flag)``)?"""
+    for arg in call.args:
+        if arg.star:
+            return True
+        if arg.keyword is None and not isinstance(arg.value, (cst.Integer, cst.Float, cst.UnaryOperation)):
+            return True
+        if arg.keyword is not None and arg.keyword.value == "inplace" \
+                and not (isinstance(arg.value, cst.Name) and arg.value.value == "False"):
+            return True
+    return False
+
+
+def unshared_augmented(cls: cst.ClassDef, resolve: Resolve, file: "FileFacts") -> frozenset[int]:
+    """Ids of the augmented assignments ``x += e`` (also ``-=``, ``*=``, ``/=``) in the class's methods but
+    ``__init__`` whose ``x`` holds a tensor nothing else shares, so that writing into it (torch) and binding ``x`` to
+    the result (``x = x + e``) are one (``rules/aug_rebind.py`` asks; :func:`unaliased_local_update` decides): every
+    binding of ``x`` is a new tensor, an arithmetic result or the call of a layer attribute whose class gives one
+    (:data:`_FRESH_LAYERS`; an activation not asked to work in place; one that may be, on a new tensor or on ``x``
+    itself: ``out = self.relu(out)``), and every read before the update keeps no reference (an operand, such a
+    layer's input, ``x.shape``). Python numbers (``steps = 0``) are no such binding; a class the file subclasses (a
+    subclass may give the layer attribute another class) has none."""
+    if cls.name.value in file.subclassed or not isinstance(cls.body, cst.IndentedBlock):
+        return frozenset()
+    layers = class_float_layers(cls, file.appended | file.named | file.foreign)
+
+    def fresh(expr, var: str = "") -> bool:
+        if isinstance(expr, (cst.BinaryOperation, cst.UnaryOperation)):
+            return True
+        if not (isinstance(expr, cst.Call) and _self_attr(expr.func)):
+            return False
+        calls = layers.get(expr.func.attr.value, [])
+        quals = [resolve(c.func) for c in calls]
+        if not calls or not all(q in _FRESH_LAYERS | _ACTIVATIONS for q in quals):
+            return False
+        if all(q in _FRESH_LAYERS or not _maybe_inplace(c) for q, c in zip(quals, calls)):
+            return True
+        # an activation that may write into its input gives that input: new if it was, or var's own tensor
+        arg = expr.args[0].value if len(expr.args) == 1 and expr.args[0].keyword is None \
+            and not expr.args[0].star else None
+        return arg is not None and (fresh(arg) or bool(var) and isinstance(arg, cst.Name) and arg.value == var)
+
+    found: set[int] = set()
+    for method in cls.body.body:
+        if not isinstance(method, cst.FunctionDef) or method.name.value == "__init__":
+            continue
+        order = _order(method)
+        for aug in own_nodes(method, cst.AugAssign):
+            var = aug.target.value if isinstance(aug.target, cst.Name) else ""
+
+            def consumer(call: cst.Call, var=var) -> bool:
+                # a layer's input: a new result, or ``x = self.relu(x)`` giving x's own tensor back to x
+                return fresh(call) or fresh(call, var) and order.statement_target(call) == var
+
+            if var and isinstance(aug.operator, _AUGMENTED) \
+                    and unaliased_local_update(method, aug, var, lambda value, var=var: fresh(value, var), consumer):
+                found.add(id(aug))
+    return frozenset(found)
+
+
 def class_float_layers(cls: cst.ClassDef, changed: frozenset[str] = frozenset()) -> dict[str, list[cst.Call]]:
     """self.NAME -> every value any method of the class assigns to it, for the dtype facts: a call, or both calls
     of ``A(...) if c else B(...)``, ``None`` aside (:func:`_branch_calls`; a name only ever assigned ``None`` has no
@@ -1026,6 +1093,11 @@ class _Order(cst.CSTVisitor):
 
     def bindings(self, name: str):
         return self._bindings.get(name, [])
+
+    def placed(self, name: str):
+        """(position of the statement, value or None) of every binding of ``name``, in source order: the value of a
+        plain ``name = value``, None for any other binding (a loop target, an unpacking, ``with ... as``, ``:=``)."""
+        return self._placed.get(name, [])
 
     def unpacked(self, name: str):
         """The whole value of each binding of ``name`` as a plain element of a tuple or list target (``q, k, v =
@@ -5918,17 +5990,21 @@ def _literal_vector(expr, resolve: Resolve) -> bool:
 
 # ------------------------------------------------------------------------- in-place updates of unaliased locals
 
-def unaliased_local_update(function: "cst.FunctionDef | None", call: cst.Call, name: str,
-                           fresh: Callable[[cst.BaseExpression], bool]) -> bool:
-    """Does the in-place method call ``name.m_(...)`` (a whole statement of ``function``) update a tensor no other
+def unaliased_local_update(function: "cst.FunctionDef | None", call: "cst.Call | cst.AugAssign", name: str,
+                           fresh: Callable[[cst.BaseExpression], bool],
+                           consumer: "Callable[[cst.Call], bool] | None" = None) -> bool:
+    """Does the in-place method call ``name.m_(...)`` (a whole statement of ``function``), or the augmented
+    assignment ``name += e`` (``-=``, ``*=``, ``/=``: :func:`unshared_augmented`), update a tensor no other
     name or object holds, so that rebinding ``name`` to the out-of-place result is the same program? Every binding of
     ``name`` in the function is a plain ``name = value`` whose value is a new tensor (``fresh``: an operator's
     result, ``torch.full_like(...)``; sooftware/attentions' ``score = torch.bmm(q, k.transpose(1, 2)) / sqrt(d)``,
     DINO's ``random_tensor = keep_prob + torch.rand(shape)``); ``name`` is no parameter, not declared
     global/nonlocal, read in no nested function or lambda; the call is in no loop (an earlier pass's alias would be
     the same object); and every read of ``name`` before the update (and in the call's own arguments) keeps no
-    reference to it: an operand, ``name += y``, ``name.shape``/``.size()``/``.dim()`` and the like. Reads after the
-    call read the rebound name, as torch's read the updated object."""
+    reference to it: an operand, ``name += y``, ``name.shape``/``.size()``/``.dim()`` and the like, and an
+    argument of a call ``consumer`` accepts (one whose result is a new tensor holding none of its
+    inputs: ``self.bn2(out)`` of a BatchNorm2d layer). Reads after the call read the rebound name, as torch's read
+    the updated object."""
     if function is None:
         return False
     params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
@@ -5943,7 +6019,8 @@ def unaliased_local_update(function: "cst.FunctionDef | None", call: cst.Call, n
     bindings = order.bindings(name)
     if not bindings or any(value is None or not fresh(value) for value in bindings):
         return False
-    receiver, call_pos, call_stmt = call.func.value, order.position(call), order.statement_of(call)
+    receiver = call.target if isinstance(call, cst.AugAssign) else call.func.value
+    call_pos, call_stmt = order.position(call), order.statement_of(call)
     for read, parent, grand, stmt in order.reads(name):
         if parent is None:
             return False  # read in a nested scope, at any time
@@ -5951,7 +6028,9 @@ def unaliased_local_update(function: "cst.FunctionDef | None", call: cst.Call, n
             continue
         if not (isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget, cst.AugAssign))
                 or (isinstance(parent, cst.UnaryOperation) and not isinstance(parent.operator, cst.Not))
-                or (isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value in _READS_OK)):
+                or (isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value in _READS_OK)
+                or (consumer is not None and isinstance(parent, cst.Arg) and parent.keyword is None
+                    and not parent.star and isinstance(grand, cst.Call) and consumer(grand))):
             return False  # handed on (y = x, f(x), lst.append(x)), or a view (x.view(...), x[i])
     return True
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.migrator.native_facts import FileFacts, unshared_augmented
 from mindport.migrator.rules.base import Example, GraphMethodRule
 from mindport.migrator.walk import walk
 
@@ -24,8 +25,19 @@ class AugAssignRebindTransform(GraphMethodRule):
     effect nodes were eliminated by mistake"; lucidrains' Swin window attention: 0.3 off, 0.99 on a small twin),
     while ``d = d + bias`` compiles right. In PyNative the two forms are one: MindSpore's ``Tensor.__iadd__`` returns
     a new tensor (another name bound to the old one does not see the change, measured on 2.10), so nothing changes
-    there. Left as written: a name the method never writes items of, and ``l += [v]`` of a container display (a
-    list's ``+=`` extends it in place).
+    there.
+
+    So is ``x += e`` of a local that holds a tensor nothing else shares (``native_facts.unshared_augmented``: every
+    binding that may reach it is a new tensor, ``out = self.bn2(self.conv2(out))`` or an arithmetic result, and no
+    name, container, view or caller holds it before the update; ``out += identity`` of a ResNet block): writing into
+    such a tensor (torch) and binding ``x`` to the result are one. GRAPH_MODE compiles ``+=`` as MindSpore's in-place
+    add: the operand times 1, the add, an Assign and the side-effect ordering around it (per ResNet block 4 kernels
+    more than ``x + e``, and the native twin's ``out + identity``); ``x = x + e`` is the add alone. PyNative's ``+=``
+    already binds a new tensor. One difference is left, as in PyNative before: for operands of two float dtypes
+    torch's ``+=`` keeps ``x``'s dtype, ``x + e`` promotes (GRAPH_MODE's in-place add kept it).
+    Left as written: a name the method never writes items of that may be shared (a parameter, ``y = x``,
+    ``feats.append(x)``, a view, a binding by a call whose result may be its input) and ``l += [v]`` of a container
+    display (a list's ``+=`` extends it in place).
     """
 
     EXAMPLES = (
@@ -74,6 +86,16 @@ class AugAssignRebindTransform(GraphMethodRule):
     def __init__(self, ctx, module_classes: set[str]) -> None:
         super().__init__(ctx, module_classes)
         self._written: list[set[str]] = []  # per enclosing function: names whose items it writes
+        self._file: FileFacts | None = None
+        self._unshared: set[int] = set()  # ids of the original x += e whose x nothing else shares
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._file = FileFacts(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        super().visit_ClassDef(node)
+        if node.name.value in self._module_classes and self._file is not None:
+            self._unshared |= unshared_augmented(node, self.scope.resolve_torch, self._file)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         super().visit_FunctionDef(node)
@@ -87,7 +109,8 @@ class AugAssignRebindTransform(GraphMethodRule):
         operator = _OPERATORS.get(type(updated_node.operator))
         target = updated_node.target
         if not (self.compiled and self._written and operator is not None and isinstance(target, cst.Name)
-                and target.value in self._written[-1] and not isinstance(updated_node.value, _CONTAINERS)):
+                and (target.value in self._written[-1] or id(original_node) in self._unshared)
+                and not isinstance(updated_node.value, _CONTAINERS)):
             return updated_node
         value = updated_node.value
         if not isinstance(value, _ATOMS):
