@@ -11,14 +11,6 @@ from mindport.migrator.walk import parse_statement
 _COMMENT = "# mindport: MindSpore's CPU convolutions on AVX-512 take a oneDNN path 40-130x slower than AVX2's (same results)"
 
 
-def _module_root(node) -> str:
-    if isinstance(node, cst.Import):
-        return cst.Module(body=[]).code_for_node(node.names[0].name).split(".", 1)[0]
-    if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
-        return cst.Module(body=[]).code_for_node(node.module).split(".", 1)[0]
-    return ""
-
-
 def _imports(body) -> list:
     return [small for stmt in body if isinstance(stmt, cst.SimpleStatementLine) for small in stmt.body
             if isinstance(small, (cst.Import, cst.ImportFrom))]
@@ -37,20 +29,17 @@ _NO_NETWORKS = frozenset({"torch", "numpy", "matplotlib", "pandas", "scipy", "tq
                           "cv2", "h5py", "yaml", "tensorboard", "tensorboardX", "wandb", "einops", "IPython"})
 
 
-def _may_convolve(module: cst.Module) -> bool:
+def _may_convolve(module: cst.Module, import_roots) -> bool:
     """Can the program run a convolution: it names one (``nn.Conv2d``, ``F.conv1d``, ``ConvTranspose`` ...) or imports a
-    module that may build one (the project's own model file, torchvision's models: not a standard or data library)."""
+    module that may build one (the project's own model file, torchvision's models: not a standard or data library).
+    ``import_roots``: the packages of its absolute imports (the file context's)."""
     import sys
 
     if "conv" in module.code.lower():
         return True
-    for imp in _imports(module.body):
-        if isinstance(imp, cst.ImportFrom) and imp.relative:
-            return True
-        root = _module_root(imp)
-        if root and root not in _NO_NETWORKS and root not in sys.stdlib_module_names:
-            return True
-    return False
+    if any(isinstance(imp, cst.ImportFrom) and imp.relative for imp in _imports(module.body)):
+        return True
+    return any(root not in _NO_NETWORKS and root not in sys.stdlib_module_names for root in import_roots)
 
 
 def _calls_backward(stmt) -> bool:
@@ -180,9 +169,9 @@ class OneDnnCapTransform(Rule):
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
         if self.ctx.options.device not in ("any", "cpu"):
             return updated_node
-        if not any(_module_root(i) == "torch" for i in _imports(original_node.body)):
+        if "torch" not in self.ctx.import_roots:
             return updated_node  # not torch code (a converted file converted again)
-        if VARIABLE in original_node.code or not _may_convolve(original_node):
+        if VARIABLE in original_node.code or not _may_convolve(original_node, self.ctx.import_roots):
             return updated_node
         os_bound = any(isinstance(i, cst.Import) and any(
             a.asname is None and cst.Module(body=[]).code_for_node(a.name) == "os" for a in i.names)
