@@ -213,6 +213,17 @@ def _read_torch_zip(data: bytes):
     return _TorchUnpickler(io.BytesIO(archive.read(pkl)), lambda rel: archive.read(prefix + rel)).load()
 
 
+def _read_torch_file(data: bytes, path: str):
+    """A torch.save file's object, or one message saying how to convert what it holds that is not tensor data. (Its
+    own function: MindSpore's graph parser refuses a ``try`` in :func:`load` before its host-only guard can speak.)"""
+    try:
+        return _read_torch_zip(data)
+    except _NotTensorData as e:
+        raise ValueError(f"mindport: {path!r} was written by torch and holds {e} (not tensors, numbers, "
+                         f"containers): convert it once with `mindport weights {path} -o "
+                         f"{os.path.splitext(path)[0]}.ckpt` and load that") from None
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """torch.load: what :func:`save` wrote at ``f`` (or MindSpore's ``f + '.ckpt'``), in MindSpore tensors."""
     _host_only("torch.load")
@@ -226,12 +237,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         raise OSError(f"mindport: no checkpoint at {os.fspath(f)!r} (nor {os.fspath(f) + _SUFFIX!r})")
     data = Path(path).read_bytes()
     if _torch_file(data[:2]):
-        try:
-            return _read_torch_zip(data)
-        except _NotTensorData as e:
-            raise ValueError(f"mindport: {path!r} was written by torch and holds {e} (not tensors, numbers, "
-                             f"containers): convert it once with `mindport weights {path} -o "
-                             f"{os.path.splitext(path)[0]}.ckpt` and load that") from None
+        return _read_torch_file(data, path)
     if data[:1] == b"\x80":  # a pickle protocol >= 2: an object save() pickled
         return _unpack(module.load(io.BytesIO(data), **pickle_load_args))
     if path.endswith(_SUFFIX):
