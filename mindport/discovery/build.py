@@ -942,6 +942,11 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
     in the repository gets it when ``repository_defaults``), a dict with the keys it reads, a list, or a module for a
     callable. None for a number (or a string without known choices): ``small_value`` decides."""
     use = param.get("use", "")
+    if any(_DROPOUT_PASS.fullmatch(f"{callee}:{at}") for callee, at in param.get("passes") or ()):
+        # a probability handed to a dropout (``nn.Dropout(dout)``, ``nn.LSTM(..., dropout=dout)``) under a name no
+        # rule knows (marumalo/pytorch-seq2seq's ``dout``): none dropped, as the eval proof runs ("dropout
+        # probability has to be between 0 and 1, but got 16")
+        return "0.0"
     layered = _layered_value(param, size)
     if layered is not None:
         return layered
@@ -1016,6 +1021,13 @@ def _layered_value(param: dict, size: int) -> str | None:
     if accepts == "one":
         return number
     return "[" + ", ".join([pair] * (param.get("length") or 2)) + "]"
+
+
+# a parameter scan.py saw handed to a dropout's probability: torch's dropout layers (first argument or ``p``), the
+# ``dropout`` of its recurrent and transformer layers and of MultiheadAttention, the functional dropouts' ``p``
+_DROPOUT_PASS = re.compile(r"torch:(Dropout\d?d?|AlphaDropout|FeatureAlphaDropout):(0|p)|"
+                           r"torch:(RNN|LSTM|GRU|Transformer\w*|MultiheadAttention):dropout|"
+                           r"torch:(\w+\.)?(dropout\d?d?|alpha_dropout|feature_alpha_dropout):(1|p)")
 
 
 _LOGGER_KEY = re.compile(r"(\w+_)?logger")  # a configuration's logger object (never a size)
@@ -1433,6 +1445,16 @@ def _handed_through(block, argument: int | str):
         return None, 0
     if isinstance(argument, int):
         if argument + 1 >= len(func.args.args):
+            # a wrapper that hands on what it is given (``forward(self, *args)``: ``self.module(*args)``, a
+            # spectral norm's or a weight norm's ``self.module.forward(*args)``, heykeetae/Self-Attention-GAN's
+            # SpectralNorm around each ConvTranspose2d): the argument at its place among the starred ones
+            rest = func.args.vararg.arg if func.args.vararg is not None else None
+            at = argument + 1 - len(func.args.args)
+            for attr, args in self_calls(func) if rest is not None else []:
+                k = next((k for k, a in enumerate(args) if isinstance(a, ast.Starred)), None)
+                if k is not None and isinstance(args[k].value, ast.Name) and args[k].value.id == rest:
+                    sub = getattr(block, attr, None)
+                    return (sub, k + at) if isinstance(sub, nn.Module) else (None, 0)
             return None, 0
         argument = func.args.args[argument + 1].arg
     for attr, args in self_calls(func):
@@ -2068,6 +2090,10 @@ def _extra_inputs(name: str, spec: str, rank: int = 0) -> list[str]:
         if re.fullmatch(r"edge_?(attrs?|attributes?|feats?|features?|fea|embs?|embeddings?|h|hidden|reprs?|x|"
                         r"inputs?|states?|vecs?|data)|e_?(attrs?|feats?|h)", name):
             return [f"{edges}x{dims[-1]}:float32", spec]
+    if re.fullmatch(r"(\w+_)?(cache|caches|kv_cache|layer_past|past|past_key_values?|incremental_state)", name):
+        # a decoding cache the forward fills as it goes (``if i not in cache: cache[i] = {}``, tunz/transformer-
+        # pytorch's Decoder: "can't assign a dict to a torch.FloatTensor" for a tensor there): none, a full pass
+        return ["value:None", spec]
     if "mask" in name:
         if len(dims) == 3:
             return [f"{batch}x1x{dims[2]}:float32:1:1", f"{batch}x{dims[1]}:float32:1:1"]
@@ -2693,8 +2719,15 @@ def _run_forward(model, specs: list[str], seconds: float):
     from mindport.validators.parity.sides import flat_numpy
 
     arrays = make_inputs([parse_input_spec(s) for s in specs], seed=1)
+    # a forward that writes the model's own state (a spectral norm's power iteration updating its ``u`` and ``v``
+    # every call, a counter, running statistics updated whatever the mode: heykeetae/Self-Attention-GAN's
+    # SpectralNorm): each run starts from the state the model was built with, as each side of the proof does
+    # (side_torch's snapshot/restore), and the model is left so
+    state = _state_snapshot(model)
     outs = []
-    for _ in range(2):
+    for run in range(2):
+        if run:
+            _state_restore(model, state)
         _alarm(seconds)
         inputs = [map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays]
         entered = _LastLayer(inputs)
@@ -2711,6 +2744,7 @@ def _run_forward(model, specs: list[str], seconds: float):
             _no_alarm()
         flat, _ = flat_numpy(out)
         outs.append(flat)
+    _state_restore(model, state)
     if not outs[0] or all(a is None for _, a in outs[0]):
         return "the forward returned no tensor"
     for (k, a), (_, b) in zip(outs[0], outs[1]):
@@ -2723,6 +2757,26 @@ def _run_forward(model, specs: list[str], seconds: float):
         if a.size == 0:  # a degenerate build (a layer of width 0): nothing to prove, MindSpore refuses the layer
             return f"the eval forward gives an empty tensor (output {k} of shape {tuple(a.shape)})"
     return None  # integer and boolean outputs too (a padding or causal mask module): the proof compares them exactly
+
+
+def _state_snapshot(model) -> dict:
+    """A copy of the model's parameters and buffers (``_run_forward``)."""
+    import torch
+
+    with torch.no_grad():
+        return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _state_restore(model, state: dict) -> None:
+    """The parameters and buffers put back as ``state`` holds them, in place (a tensor a forward rebound through
+    ``.data`` is the one written); one that changed its shape or vanished is left as the forward made it."""
+    import torch
+
+    with torch.no_grad():
+        for k, v in model.state_dict().items():
+            old = state.get(k)
+            if old is not None and old.shape == v.shape and old.dtype == v.dtype and not torch.equal(old, v):
+                v.copy_(old)
 
 
 class _LastLayer:
@@ -3197,6 +3251,13 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                        for i, spec in enumerate(specs)]
                 if ids != specs:
                     reshaped.append(ids)
+            if failure is not None and _BOOL_WANTED.search(problem) and specs:
+                # a mask drawn as float ones where the forward takes a boolean one (``scores.masked_fill_(mask,
+                # -1e9)``, tunz/transformer-pytorch's attention: "masked_fill_ only supports boolean masks, but got
+                # mask with dtype float", 5 of its 13 classes unbuilt): every constant argument as a boolean mask
+                flags = [_as_bool_mask(spec) for spec in specs]
+                if flags != specs:
+                    reshaped.append(flags)
             if len(specs) > 1 and culprits and 0 not in culprits:
                 # a shape error about another argument, given to the layer that refused it (a time series'
                 # time-feature marks, Autoformer's ``x_mark_enc`` at its ``Linear(4, d_model)`` beside the series
@@ -3244,6 +3305,18 @@ _IMAGE_SIZE_ARG = re.compile(r"\b((?:img|image)_?(?:size|res|resolution|dim)|res
 _INDEX_WANTED = re.compile(r"one_hot is only applicable to index tensor|tensors used as indices must be long|"
                            r"expected scalar type Long|'indices' to have one of the following scalar types|"
                            r"Expected dtype int(32/int)?64 for index")  # the last: scatter_ (an NCF's one-hot ids)
+
+# an error of a tensor used as a mask that is not boolean (masked_fill, masked_select, where)
+_BOOL_WANTED = re.compile(r"only supports boolean masks|expected BoolTensor for mask|condition to be a boolean tensor|"
+                          r"mask must be a bool|expected mask dtype to be Bool")
+
+
+def _as_bool_mask(spec: str) -> str:
+    """A constant tensor spec of ones or zeros (``2x1x16:float32:1:1``, a mask of ones) as a boolean mask of its
+    shape; others (lengths: ``2:int64:16:16``) as they are."""
+    m = re.fullmatch(r"([\dx]+):(?:float\d+|u?int\d+):([01](?:\.0)?):\2", spec)
+    return f"{m.group(1)}:bool" if m else spec
+
 
 # an error of a value used as a tensor (or a number, a sequence) that was None
 _NONE_USE = re.compile(r"'NoneType' object|NoneType' and|and 'NoneType'|NoneType")

@@ -187,6 +187,78 @@ class AttributeDict(Config):
     defrost = lock = unlock = freeze
 
 
+# reinforcement-learning environments of a library this machine may lack: ``gym.make(name)`` gives an environment
+# whose spaces have sizes (sweetice/Deep-reinforcement-learning-with-pytorch's ``NUM_STATES =
+# env.observation_space.shape[0]`` at module level, then ``nn.Linear(NUM_STATES, 50)``: a stand-in class there was
+# "empty(): argument 'size' failed to unpack the object", 5 of its 15 classes unbuilt). Every environment is the same
+# small one (CartPole's: 4 observations, 2 actions), whichever name it is asked for; any size builds the class, and
+# the torch and MindSpore sides get the same. An episode ends at its first step.
+ENVIRONMENT_MODULES = {"gym", "gymnasium"}
+ENVIRONMENT_OBSERVATIONS = 4
+ENVIRONMENT_ACTIONS = 2
+
+
+class StandInSpace:
+    """A space that answers as a ``Box`` of shape (n,) in [-1, 1] and as a ``Discrete(n)`` at once (``.shape[0]``,
+    ``.n``, ``.high[0]``); its samples are the discrete action 0."""
+
+    def __init__(self, n: int):
+        import numpy as np
+
+        self.n = n
+        self.shape = (n,)
+        self.high = np.ones(n, dtype=np.float32)
+        self.low = -self.high
+        self.dtype = np.dtype("float32")
+
+    def sample(self, *args, **kwargs):
+        return 0
+
+    def seed(self, *args, **kwargs):
+        return [0]
+
+    def contains(self, x) -> bool:
+        return True
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _stub_class(f"space.{name}")
+
+
+class StandInEnv:
+    """``gym.make(...)``'s environment (``ENVIRONMENT_MODULES``): sized spaces, ``unwrapped`` itself, an episode of
+    one step (old gym's ``(observation, reward, done, info)``); any other attribute a stand-in."""
+
+    def __init__(self, *args, **kwargs):
+        self.observation_space = StandInSpace(ENVIRONMENT_OBSERVATIONS)
+        self.action_space = StandInSpace(ENVIRONMENT_ACTIONS)
+        self.unwrapped = self
+
+    def reset(self, *args, **kwargs):
+        import numpy as np
+
+        return np.zeros(ENVIRONMENT_OBSERVATIONS, dtype=np.float32)
+
+    def step(self, action):
+        import numpy as np
+
+        return np.zeros(ENVIRONMENT_OBSERVATIONS, dtype=np.float32), 0.0, True, {}
+
+    def seed(self, *args, **kwargs):
+        return [0]
+
+    def render(self, *args, **kwargs):
+        return None
+
+    close = render
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _stub_class(f"env.{name}")()
+
+
 # torch-based packages whose mapped pieces have torch references (mappings/data/packages.toml, each entry's ``torch``
 # name and ``aliases``): a stubbed ``timm.models.layers`` holds the reference ``to_2tuple``, ``DropPath``,
 # ``trunc_normal_`` ... there, so the torch side of a proof runs what the converted code's mindport.runtime.ecosystem
@@ -323,6 +395,8 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             setattr(module, name, type(name, (AttributeDict,), {"__module__": module.__name__}))
         if module.__name__.split(".")[0] in _REFERENCE_MODULES:
             _set_references(module)
+        if module.__name__ in ENVIRONMENT_MODULES:
+            module.make = StandInEnv
         _record(self._label(module.__name__))
 
 

@@ -111,7 +111,7 @@ from mindport.migrator.table import (
 )
 from mindport.names import package_nature, torch_package
 from mindport.runtime.promotion import INT_RECEIVERS, INT_TO_FLOAT, JOINS, OWN_PRECISION, PROMOTED, VARARG_JOINS
-from mindport.migrator.walk import read
+from mindport.migrator.walk import read, walk
 
 # In-place methods that change a flag of the tensor, not its values: on a copy made by indexing they still return
 # what torch returns (x[:n].requires_grad_(False) is the slice, without gradient), so no update is lost.
@@ -224,6 +224,28 @@ WRAPS_MODULE = frozenset(("torch.nn.utils.weight_norm", "torch.nn.utils.spectral
 _LAYER_CLASSMETHODS = frozenset({"from_pretrained"})
 
 
+
+# MindSpore's norms that take the batch's statistics whatever their mode when told so (``use_batch_statistics=True``)
+_BATCH_STATISTICS = "use_batch_statistics"
+_BATCH_STATISTICS_LAYERS = frozenset({"mindspore.nn.BatchNorm1d", "mindspore.nn.BatchNorm2d", "mindspore.nn.BatchNorm3d"})
+
+
+class _SelfCalls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            self.names.add(func.attr.value)
+
+
+def _self_called(function: cst.FunctionDef) -> set[str]:
+    """The names ``function`` calls as ``self.name(...)``."""
+    found = _SelfCalls()
+    walk(function, found)
+    return found.names
+
 class TableCallTransform(Rule):
     """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
 
@@ -253,7 +275,11 @@ class TableCallTransform(Rule):
     torch builds every module in training mode; MindSpore's Cells start in eval mode. A layer whose output depends on
     the mode (its entry says ``starts_training``: batch statistics, dropout) built outside a class gets
     ``.set_train()``, so a ``bn = nn.BatchNorm2d(3)`` called before any ``train()``/``eval()`` normalizes with the
-    batch's statistics as torch's does. Inside a class, the enclosing module's mode governs it.
+    batch's statistics as torch's does. Inside a class, the enclosing module's mode governs a layer its ``__init__``
+    builds (directly or through a method it calls); one built in another method (``forward``'s
+    ``nn.BatchNorm1d(x.size(1))(x)``, a fresh module in training mode at every call in torch) gets ``.set_train()``
+    too, and a BatchNorm there ``use_batch_statistics=True`` instead (a static graph cannot call what ``set_train``
+    returns).
 
     Facts read from the class (``mindport/migrator/native_facts.py``) choose MindSpore's own layer where a runtime
     one exists only for a case the code rules out: ``nn.ReLU(inplace=True)`` (and the other in-place activations) is
@@ -468,6 +494,37 @@ class TableCallTransform(Rule):
             """,
             note="torch builds modules in training mode, MindSpore's Cells start in eval: a mode-dependent layer built "
                  "outside a class gets .set_train() (inside a class, the enclosing module's mode governs it).",
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Encoder(nn.Module):
+                    def __init__(self, d):
+                        super().__init__()
+                        self.head = nn.Sequential(nn.Linear(d, d), nn.BatchNorm1d(d))
+
+                    def forward(self, x):
+                        x = nn.BatchNorm1d(x.size(1))(x)
+                        return self.head(nn.Dropout(0.5)(x))
+            """,
+            after="""
+                from mindspore import nn
+
+
+                class Encoder(nn.Cell):
+                    def __init__(self, d):
+                        super().__init__()
+                        self.head = nn.SequentialCell(nn.Dense(in_channels=d, out_channels=d), nn.BatchNorm1d(num_features=d, eps=1e-05, momentum=0.9))
+
+                    def construct(self, x):
+                        x = nn.BatchNorm1d(num_features=x.shape[1], eps=1e-05, momentum=0.9, use_batch_statistics=True)(x)
+                        return self.head(nn.Dropout(p=0.5).set_train()(x))
+            """,
+            note="A layer built in the forward is a fresh module in torch's training mode at every call (batch "
+                 "statistics, dropping): a BatchNorm takes the batch's statistics by its argument, others get "
+                 ".set_train(); those __init__ builds follow the model's mode.",
         ),
         Example(
             before="""
@@ -1690,6 +1747,30 @@ class TableCallTransform(Rule):
         self._class_nodes.append(node)
         self._class_hoisted.append(facts.hoisted)
 
+    def _built_after_init(self) -> bool:
+        """In a method of the enclosing class that its ``__init__`` does not run (directly or through its own
+        ``self.m(...)`` calls): ``forward`` and what it calls. A layer built there is a fresh one each call, in
+        torch's training mode whatever the owner's (RexYing/diffpool's ``apply_bn``: ``nn.BatchNorm1d(x.size()[1])
+        (x)``, batch statistics in torch's eval forward; MindSpore's Cell, in inference mode, normalised with its
+        moving ones and the three encoders using it diverged); one ``__init__`` builds is registered, and the owner's
+        ``train()``/``eval()`` governs it."""
+        if not self._class_nodes or not self._functions:
+            return False
+        cls = self._class_nodes[-1]
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+        methods = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
+        method = next((f for f in self._functions if methods.get(f.name.value) is f), None)
+        if method is None or "__init__" not in methods:
+            return False
+        reached, todo = set(), ["__init__"]
+        while todo:
+            name = todo.pop()
+            if name in reached or name not in methods:
+                continue
+            reached.add(name)
+            todo.extend(_self_called(methods[name]))
+        return method.name.value not in reached
+
     def _in_class(self) -> bool:
         scope = self.scope
         while scope is not None:
@@ -1880,9 +1961,17 @@ class TableCallTransform(Rule):
         built = self._promoted_join(entry, original_node, built)
         if target == NATIVE_LIST:
             built = _native_list_argument(built)
-        if entry.starts_training and not self._in_class() and not self._building_factory:
+        if entry.starts_training and (not self._in_class() or self._built_after_init()) \
+                and not self._building_factory:
             # torch builds every module in training mode, MindSpore's Cells start in eval: a layer built outside a
-            # class (where no enclosing module's mode governs it) is put in training mode, as torch's is
+            # class, or in a method its __init__ does not run (forward's ``nn.BatchNorm1d(x.size(1))(x)``), where no
+            # enclosing module's mode governs it, is put in training mode, as torch's is. In a method, a norm takes
+            # the batch's statistics by its own argument: a static graph (GRAPH_MODE) cannot call what
+            # ``.set_train()`` returns ("The object is not callable")
+            if self._in_class() and target in _BATCH_STATISTICS_LAYERS:
+                args = [a for a in built.args if not (a.keyword is not None and a.keyword.value == _BATCH_STATISTICS)]
+                return built.with_changes(args=[*args, cst.Arg(keyword=cst.Name(_BATCH_STATISTICS),
+                                                               value=cst.Name("True"), equal=NO_SPACE_EQUAL)])
             return cst.Call(func=cst.Attribute(value=built, attr=cst.Name("set_train")), args=[])
         return built
 

@@ -41,12 +41,14 @@ def _run(report: ParityReport, ref, ms, inputs: list, s: Settings, plan, batches
                             "inputs": _input_summary(inputs)})
     before = _digest(ref)
     report.settings["replayed_draws"] = share_draws(ref, ms, inputs)
+    start = None  # the state both sides' compared forwards start from, when the forward writes it
     if before is not None and _digest(ref) != before:
         # the eval forward wrote the model's own state (a data-aware initialisation on the first batch, NODE's
         # ODST drawing thresholds with np.random.beta; a lazily filled buffer): each side would initialise with its
         # own draws. Both are compared from the state torch's first forward left (the MindSpore model has not run)
         report.settings["replayed_draws"] = share_draws(ref, ms, inputs)
-        _checked(ms.call, "transfer", state=ref.call("state"), source="torch model (after its first forward)")
+        start = ref.call("state")
+        _checked(ms.call, "transfer", state=start, source="torch model (after its first forward)")
         report.settings["state_from_first_forward"] = True
     ref_run, ms_run = _forward(ref, ms, inputs, s)
     report.timings["reference_forward"] = ref_run.get("seconds")
@@ -58,6 +60,11 @@ def _run(report: ParityReport, ref, ms, inputs: list, s: Settings, plan, batches
     # GRAPH_MODE at the weights of the PyNative run it is compared with: before the vacuity check, which may leave
     # perturbed weights in the Cell (a constant Parameter the model returns, CTGAN's sigma, then differed)
     if s.graph_mode and not report.ms_error and ms_run.get("outputs") is not None:
+        if start is not None:
+            # a forward that writes the model's state at every call (a spectral norm's power iteration, a counter:
+            # heykeetae/Self-Attention-GAN's SpectralNorm), which the PyNative run just did: GRAPH_MODE from the
+            # state that run started from, else it compares the next step with this one
+            _checked(ms.call, "transfer", state=start, source="torch model (the PyNative run's start)")
         report.graph = _graph(ms, inputs, ms_run, s)
         report.timings["graph"] = report.graph.seconds
 
