@@ -2712,51 +2712,70 @@ def _takes_no_input(model) -> bool:
 
 def _run_forward(model, specs: list[str], seconds: float):
     import numpy as np
-    import torch
 
-    from mindport.proofs.replay import drawing
-    from mindport.validators.parity.loading import make_inputs, map_arrays, parse_input_spec
-    from mindport.validators.parity.sides import flat_numpy
+    from mindport.validators.parity.loading import make_inputs, parse_input_spec
 
     arrays = make_inputs([parse_input_spec(s) for s in specs], seed=1)
-    # a forward that writes the model's own state (a spectral norm's power iteration updating its ``u`` and ``v``
-    # every call, a counter, running statistics updated whatever the mode: heykeetae/Self-Attention-GAN's
-    # SpectralNorm): each run starts from the state the model was built with, as each side of the proof does
-    # (side_torch's snapshot/restore), and the model is left so
-    state = _state_snapshot(model)
-    outs = []
-    for run in range(2):
-        if run:
-            _state_restore(model, state)
-        _alarm(seconds)
-        inputs = [map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays]
-        entered = _LastLayer(inputs)
-        try:
-            # a forward that draws (torch.randn_like, dropout with training=True, a sampler) draws from the fixed
-            # stream its proof replays on both sides (mindport.proofs.replay): deterministic here as in the proof;
-            # a draw the replay does not cover (alpha_dropout, Python's random) still differs
-            with torch.no_grad(), drawing("torch"), entered:
-                out = model(*inputs)
-        except Exception as exc:
-            exc.mp_inputs = entered.inputs()  # which of the forward's arguments the refusing layer was given
-            raise
-        finally:
-            _no_alarm()
-        flat, _ = flat_numpy(out)
-        outs.append(flat)
-    _state_restore(model, state)
+    outs = [_forward_once(model, arrays, seconds) for _ in range(2)]
     if not outs[0] or all(a is None for _, a in outs[0]):
         return "the forward returned no tensor"
-    for (k, a), (_, b) in zip(outs[0], outs[1]):
+    if _differing(outs) is not None:
+        # a forward that writes the model's own state at every call (a spectral norm's power iteration updating
+        # its ``u`` and ``v``, a counter, running statistics updated whatever the mode: heykeetae/Self-Attention-
+        # GAN's SpectralNorm) is deterministic given that state, as each side of the proof has it (side_torch's
+        # snapshot/restore): the two runs again, from one state. (Not first: a data-aware initialisation on the
+        # first forward, NODE's thresholds, keeps its done-flag in Python, which no restore takes back.)
+        state = _state_snapshot(model)
+        outs = [_forward_once(model, arrays, seconds)]
+        _state_restore(model, state)
+        outs.append(_forward_once(model, arrays, seconds))
+    k = _differing(outs)
+    if k is not None:
+        return f"the eval forward is not deterministic (output {k})"
+    for k, a in outs[0]:
         if a is None:
             continue
-        if a.shape != b.shape or not np.array_equal(a, b, equal_nan=True):
-            return f"the eval forward is not deterministic (output {k})"
         if a.dtype.kind in "fc" and not np.isfinite(a).all():
             return f"the eval forward gives non-finite values (output {k})"
         if a.size == 0:  # a degenerate build (a layer of width 0): nothing to prove, MindSpore refuses the layer
             return f"the eval forward gives an empty tensor (output {k} of shape {tuple(a.shape)})"
     return None  # integer and boolean outputs too (a padding or causal mask module): the proof compares them exactly
+
+
+def _forward_once(model, arrays, seconds: float) -> list:
+    """One eval forward of ``model`` on ``arrays`` within ``seconds``: its outputs flattened (``flat_numpy``)."""
+    import numpy as np
+    import torch
+
+    from mindport.proofs.replay import drawing
+    from mindport.validators.parity.loading import map_arrays
+    from mindport.validators.parity.sides import flat_numpy
+
+    _alarm(seconds)
+    inputs = [map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays]
+    entered = _LastLayer(inputs)
+    try:
+        # a forward that draws (torch.randn_like, dropout with training=True, a sampler) draws from the fixed
+        # stream its proof replays on both sides (mindport.proofs.replay): deterministic here as in the proof;
+        # a draw the replay does not cover (alpha_dropout, Python's random) still differs
+        with torch.no_grad(), drawing("torch"), entered:
+            out = model(*inputs)
+    except Exception as exc:
+        exc.mp_inputs = entered.inputs()  # which of the forward's arguments the refusing layer was given
+        raise
+    finally:
+        _no_alarm()
+    return flat_numpy(out)[0]
+
+
+def _differing(outs: list) -> str | None:
+    """The first output key whose two runs differ (shape or values, NaN equal to NaN), or None."""
+    import numpy as np
+
+    for (k, a), (_, b) in zip(outs[0], outs[1]):
+        if a is not None and (a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)):
+            return k
+    return None
 
 
 def _state_snapshot(model) -> dict:

@@ -1748,28 +1748,34 @@ class TableCallTransform(Rule):
         self._class_hoisted.append(facts.hoisted)
 
     def _built_after_init(self) -> bool:
-        """In a method of the enclosing class that its ``__init__`` does not run (directly or through its own
-        ``self.m(...)`` calls): ``forward`` and what it calls. A layer built there is a fresh one each call, in
-        torch's training mode whatever the owner's (RexYing/diffpool's ``apply_bn``: ``nn.BatchNorm1d(x.size()[1])
-        (x)``, batch statistics in torch's eval forward; MindSpore's Cell, in inference mode, normalised with its
-        moving ones and the three encoders using it diverged); one ``__init__`` builds is registered, and the owner's
-        ``train()``/``eval()`` governs it."""
+        """In a method of the enclosing class that its ``forward`` runs and its ``__init__`` does not (directly or
+        through its own ``self.m(...)`` calls). A layer built there is a fresh one each call, in torch's training
+        mode whatever the owner's (RexYing/diffpool's ``apply_bn``: ``nn.BatchNorm1d(x.size()[1])(x)``, batch
+        statistics in torch's eval forward; MindSpore's Cell, in inference mode, normalised with its moving ones and
+        the three encoders using it diverged); one ``__init__`` builds is registered, and the owner's
+        ``train()``/``eval()`` governs it. A method neither runs (a builder object's ``Conv2dBN(...)``, called from
+        other classes' ``__init__``: DingXiaoH/ACNet's ConvBuilder) builds a layer its caller registers."""
         if not self._class_nodes or not self._functions:
             return False
         cls = self._class_nodes[-1]
         body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
         methods = {s.name.value: s for s in body if isinstance(s, cst.FunctionDef)}
         method = next((f for f in self._functions if methods.get(f.name.value) is f), None)
-        if method is None or "__init__" not in methods:
+        if method is None or "__init__" not in methods or "forward" not in methods:
             return False
-        reached, todo = set(), ["__init__"]
-        while todo:
-            name = todo.pop()
-            if name in reached or name not in methods:
-                continue
-            reached.add(name)
-            todo.extend(_self_called(methods[name]))
-        return method.name.value not in reached
+
+        def reached_from(start: str) -> set[str]:
+            reached, todo = set(), [start]
+            while todo:
+                name = todo.pop()
+                if name in reached or name not in methods:
+                    continue
+                reached.add(name)
+                todo.extend(_self_called(methods[name]))
+            return reached
+
+        name = method.name.value
+        return name in reached_from("forward") and name not in reached_from("__init__")
 
     def _in_class(self) -> bool:
         scope = self.scope
