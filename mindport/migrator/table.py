@@ -41,11 +41,13 @@ SHARED_METHOD_NAMES = frozenset({
 })
 
 
-# Of those, the names whose MindSpore Tensor method gives other numbers than torch's for the same call (``std``/``var``
-# divide by n, torch by n - 1: measured 0.7042 vs 0.7355) and whose runtime helper answers every receiver, a NumPy
-# array or pandas object by its own method: rewritten on a receiver of unknown kind too, where a name left as written
-# would be a silent difference (``fake = netG(noise); fake.std()``)
-RECEIVER_DISPATCHED_NAMES = frozenset({"std", "var"})
+# Of those, the names whose runtime helper answers every receiver, a NumPy array, pandas object or another library's
+# object by its own method, and whose name left as written on a tensor would be wrong: rewritten on a receiver of
+# unknown kind too. ``std``/``var``: MindSpore's Tensor method divides by n, torch by n - 1 (measured 0.7042 vs 0.7355;
+# ``fake = netG(noise); fake.std()`` a silent difference); ``new``: MindSpore's Tensor has no legacy constructor
+# (``w = getattr(self.module, name); w.data.new(height).normal_(0, 1)``, heykeetae/Self-Attention-GAN's SpectralNorm:
+# an AttributeError at run time, the line left unflagged)
+RECEIVER_DISPATCHED_NAMES = frozenset({"std", "var", "new"})
 
 
 # Of those, the names only numpy arrays share (not lists, dicts, strings, sets, Modules): in a file that imports no

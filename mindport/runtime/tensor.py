@@ -370,7 +370,10 @@ def new(input, *data, dtype=None):
     """torch's legacy ``x.new(...)`` (Beta-VAE: ``std.data.new(std.size()).normal_()``): a tensor of the receiver's
     dtype: ``x.new()`` empty; ``x.new(2, 3)`` or ``x.new(x.size())`` of those sizes (zeros, where torch leaves memory
     uninitialised); ``x.new([1, 2])`` / an array / a tensor from that data. ``x.size()`` converts to MindSpore's shape,
-    a plain tuple, so a tuple of ints is read as sizes (torch reads a tuple that is not a torch.Size as data)."""
+    a plain tuple, so a tuple of ints is read as sizes (torch reads a tuple that is not a torch.Size as data). A
+    receiver that is no tensor (the converter rewrites ``.new`` on receivers it cannot type): its own ``new``."""
+    if not isinstance(input, ms.Tensor) and hasattr(input, "new"):
+        return input.new(*data) if dtype is None else input.new(*data, dtype=dtype)
     dtype = input.dtype if dtype is None else dtype
     if not data:
         return ops.zeros((0,), dtype)
