@@ -21,6 +21,7 @@ from mindport.runtime import synchronous  # noqa: F401 - first: set before any k
 from mindport.runtime import graph_order  # noqa: F401 - a dict's keys in sorted/reversed/min/max in a graph
 from mindport.runtime import graph_bool  # noqa: F401 - torch's + and += of bool tensors (logical or) in a graph
 from mindport.runtime import graph_div  # noqa: F401 - torch's / of integer tensors (float32) in a graph
+from mindport.runtime import graph_compare  # noqa: F401 - a list == a number/string/tuple is a constant in a graph
 from mindport.runtime import graph_refs  # noqa: F401 - a Parameter where a graph's type check wants a tensor
 from mindport.runtime import frozen  # noqa: F401 - a frozen Parameter is told from a buffer (p.requires_grad = False)
 from mindport.runtime import numpy_ints  # noqa: F401 - installs the guard for numpy integers in tensor indices
