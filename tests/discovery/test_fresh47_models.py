@@ -1,0 +1,66 @@
+"""Fixes from disc47's first contact (issue 29, batch 17)."""
+from __future__ import annotations
+
+from _prove import prove_files
+
+SECTION_CONFIG = {
+    # DeNA/PyTorch_YOLOv3's shape: the model takes the MODEL section of a YAML file named .cfg (train.py:
+    # ``cfg = yaml.load(open(args.cfg)); model = YOLOv3(cfg['MODEL'])``), reads one key itself and hands the section
+    # to a module-level builder that gives it to the head, which reads the others
+    "config/net_default.cfg": '''
+        MODEL:
+          TYPE: Small
+          WIDTHS: [[4, 6], [8, 10]]
+          MASK: [1, 0]
+          N_CLASSES: 3
+        TRAIN:
+          LR: 0.001
+    ''',
+    "models/net.py": '''
+        import torch
+        import torch.nn as nn
+
+
+        class Head(nn.Module):
+            def __init__(self, config_model, in_ch):
+                super().__init__()
+                width = config_model['WIDTHS'][config_model['MASK'][0]][1]
+                self.conv = nn.Conv2d(in_ch, width, 1)
+                self.out = nn.Conv2d(width, config_model['N_CLASSES'], 1)
+
+            def forward(self, x):
+                return self.out(torch.relu(self.conv(x)))
+
+
+        def create_modules(config_model):
+            return nn.ModuleList([nn.Conv2d(3, 8, 3, padding=1), Head(config_model, 8)])
+
+
+        class Net(nn.Module):
+            def __init__(self, config_model):
+                super().__init__()
+                if config_model['TYPE'] == 'Small':
+                    self.module_list = create_modules(config_model)
+                else:
+                    raise Exception('Model name {} is not available'.format(config_model['TYPE']))
+
+            def forward(self, x):
+                for m in self.module_list:
+                    x = m(x)
+                return x
+    ''',
+}
+
+
+def test_a_section_of_a_yaml_cfg_file_configures_the_model(tmp_path):
+    """(DeNA/PyTorch_YOLOv3: YOLOv3 and YOLOLayer not built, "KeyError: 'ANCHORS'" with config_model={'TYPE':
+    'YOLOv3'}.) The repository's configuration is a YAML file named .cfg and the class takes one section of it
+    (``cfg['MODEL']``): the files that load as YAML mappings, .cfg too, and their sections are searched for the keys
+    the class reads; a section serves whole, as the repository hands it (the model reads TYPE, its head the rest).
+    Both build from the section and are proven against torch."""
+    models = prove_files(tmp_path, SECTION_CONFIG, "models/net.py:*")
+    for name in ("models/net.py:Net", "models/net.py:Head"):
+        assert models[name]["status"] == "proven", models[name]
+        assert models[name]["ctor_source"].startswith("repository config config/net_default.cfg"), models[name]
+    assert "'N_CLASSES': 3" in models["models/net.py:Net"]["ctor"], models["models/net.py:Net"]
+
