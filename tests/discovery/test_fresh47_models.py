@@ -64,3 +64,45 @@ def test_a_section_of_a_yaml_cfg_file_configures_the_model(tmp_path):
         assert models[name]["ctor_source"].startswith("repository config config/net_default.cfg"), models[name]
     assert "'N_CLASSES': 3" in models["models/net.py:Net"]["ctor"], models["models/net.py:Net"]
 
+
+NO_STATE_BUFFERS = {
+    "layers.py": '''
+        import torch
+        import torch.nn as nn
+
+
+        class _ModuleNoStateBuffers(nn.Module):
+            """Extension of nn.Module that removes buffers from state_dict."""
+
+            def state_dict(self, destination=None, prefix='', keep_vars=False):
+                ret = super(_ModuleNoStateBuffers, self).state_dict(destination, prefix, keep_vars)
+                for k in self._buffers:
+                    del ret[prefix + k]
+                return ret
+
+            def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+                buffers = self._buffers  # hidden while loading: not restored
+                self._buffers = {}
+                result = super(_ModuleNoStateBuffers, self)._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+                self._buffers = buffers
+                return result
+
+
+        class ApplyFilterbank(_ModuleNoStateBuffers):
+            def __init__(self, filterbank):
+                super(ApplyFilterbank, self).__init__()
+                self.register_buffer('filterbank', filterbank)
+
+            def forward(self, mag_specgrams):
+                return torch.matmul(mag_specgrams, self.filterbank)
+    ''',
+}
+
+
+def test_persistent_buffers_a_state_dict_override_leaves_out_are_moved(tmp_path):
+    """(keunwoochoi/torchaudio-contrib's ApplyFilterbank: ms-failed, "moving the weights failed: MindSpore parameters
+    left unfilled: filterbank".) A module whose state_dict override drops its buffers still holds them, and its port
+    keeps each persistent buffer as a frozen Parameter: the proof moves the module's buffers the state_dict left out,
+    and the model is proven against torch."""
+    models = prove_files(tmp_path, NO_STATE_BUFFERS, "layers.py:*")
+    assert models["layers.py:ApplyFilterbank"]["status"] == "proven", models["layers.py:ApplyFilterbank"]
