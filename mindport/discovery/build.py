@@ -315,6 +315,19 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             if origin is not None:
                 found.append((f"repository config {origin}" + (" (small widths)" if shrink else ""),
                               ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))))
+        # with the repository's literal arguments of a call it makes (DeNA/PyTorch_YOLOv3's ``YOLOLayer(config_model,
+        # layer_no=0, in_ch=1024)`` inside a builder function): the configuration and those, before the guesses
+        for partial in cand.get("partial_ctors", [])[:1]:
+            values, origin = small | partial, None
+            for p in required:
+                picked = repository_config_value(p, cand)
+                if picked is not None:
+                    values[p["name"]], origin = picked
+            text = ", ".join(f"{p['name']}={values[p['name']]}" for p in cand["params"] if p["name"] in values)
+            if origin is not None and all(p["name"] in values for p in required) and all(text != t for _, t in out):
+                at = next((i for i, (o, _) in enumerate(out) if o == "repository call, other arguments small"),
+                          len(out))
+                out.insert(at, (f"repository config {origin}, repository call", text))
         at = next((i for i, (o, _) in enumerate(out) if o == "small values"), len(out))
         for origin, text in found:
             if all(text != t for _, t in out):

@@ -22,9 +22,11 @@ SECTION_CONFIG = {
 
 
         class Head(nn.Module):
-            def __init__(self, config_model, in_ch):
+            def __init__(self, config_model, layer_no, in_ch):
                 super().__init__()
-                width = config_model['WIDTHS'][config_model['MASK'][0]][1]
+                strides = [32, 16]
+                self.stride = strides[layer_no]
+                width = config_model['WIDTHS'][config_model['MASK'][layer_no]][1]
                 self.conv = nn.Conv2d(in_ch, width, 1)
                 self.out = nn.Conv2d(width, config_model['N_CLASSES'], 1)
 
@@ -33,7 +35,7 @@ SECTION_CONFIG = {
 
 
         def create_modules(config_model):
-            return nn.ModuleList([nn.Conv2d(3, 8, 3, padding=1), Head(config_model, 8)])
+            return nn.ModuleList([nn.Conv2d(3, 8, 3, padding=1), Head(config_model, layer_no=0, in_ch=8)])
 
 
         class Net(nn.Module):
@@ -57,7 +59,8 @@ def test_a_section_of_a_yaml_cfg_file_configures_the_model(tmp_path):
     'YOLOv3'}.) The repository's configuration is a YAML file named .cfg and the class takes one section of it
     (``cfg['MODEL']``): the files that load as YAML mappings, .cfg too, and their sections are searched for the keys
     the class reads; a section serves whole, as the repository hands it (the model reads TYPE, its head the rest).
-    Both build from the section and are proven against torch."""
+    The head takes the section with the literal arguments of the repository's call (``layer_no=0, in_ch=8``: a
+    guessed ``layer_no`` of 16 indexes past its lists). Both build and are proven against torch."""
     models = prove_files(tmp_path, SECTION_CONFIG, "models/net.py:*")
     for name in ("models/net.py:Net", "models/net.py:Head"):
         assert models[name]["status"] == "proven", models[name]
