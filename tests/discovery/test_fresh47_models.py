@@ -109,3 +109,36 @@ def test_persistent_buffers_a_state_dict_override_leaves_out_are_moved(tmp_path)
     and the model is proven against torch."""
     models = prove_files(tmp_path, NO_STATE_BUFFERS, "layers.py:*")
     assert models["layers.py:ApplyFilterbank"]["status"] == "proven", models["layers.py:ApplyFilterbank"]
+
+
+MATH_SCALAR = {
+    "model.py": '''
+        import math
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        from torch.autograd import Variable
+
+
+        class PositionalEncoder(nn.Module):
+            def __init__(self, d_model):
+                super().__init__()
+                self.d_model = d_model
+
+            def forward(self, x, t):
+                x = x * math.sqrt(self.d_model)
+                pe = np.zeros(self.d_model)
+                for i in range(0, self.d_model, 2):
+                    pe[i] = math.sin(t / (10000 ** ((2 * i) / self.d_model)))
+                    pe[i + 1] = math.cos(t / (10000 ** ((2 * (i + 1)) / self.d_model)))
+                return x + Variable(torch.Tensor(pe))
+    ''',
+}
+
+
+def test_a_forward_argument_given_to_python_math_is_a_number(tmp_path):
+    """(jiaxiang-cheng/PyTorch-Transformer-for-RUL-Prediction's PositionalEncoder: not built, every input "only one
+    element tensors can be converted to Python scalars": ``t`` was given as a tensor of two ints.) A forward argument
+    that Python's ``math`` takes, alone or in arithmetic, is a number; the model is proven against torch."""
+    models = prove_files(tmp_path, MATH_SCALAR, "model.py:*")
+    assert models["model.py:PositionalEncoder"]["status"] == "proven", models["model.py:PositionalEncoder"]
