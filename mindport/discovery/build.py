@@ -315,6 +315,19 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
             if origin is not None:
                 found.append((f"repository config {origin}" + (" (small widths)" if shrink else ""),
                               ", ".join(f"{p['name']}={v}" for p, v in zip(required, values))))
+        # with the repository's literal arguments of a call it makes (DeNA/PyTorch_YOLOv3's ``YOLOLayer(config_model,
+        # layer_no=0, in_ch=1024)`` inside a builder function): the configuration and those, before the guesses
+        for partial in cand.get("partial_ctors", [])[:1]:
+            values, origin = small | partial, None
+            for p in required:
+                picked = repository_config_value(p, cand)
+                if picked is not None:
+                    values[p["name"]], origin = picked
+            text = ", ".join(f"{p['name']}={values[p['name']]}" for p in cand["params"] if p["name"] in values)
+            if origin is not None and all(p["name"] in values for p in required) and all(text != t for _, t in out):
+                at = next((i for i, (o, _) in enumerate(out) if o == "repository call, other arguments small"),
+                          len(out))
+                out.insert(at, (f"repository config {origin}, repository call", text))
         at = next((i for i, (o, _) in enumerate(out) if o == "small values"), len(out))
         for origin, text in found:
             if all(text != t for _, t in out):
@@ -436,7 +449,9 @@ def repository_configs(root: str, limit: int = 400, max_bytes: int = 64_000) -> 
     paths = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        paths += [os.path.join(folder, f) for f in sorted(files) if f.endswith((".yaml", ".yml"))]
+        # a YAML file named .cfg (DeNA/PyTorch_YOLOv3's config/yolov3_default.cfg, read with yaml.load): an INI or
+        # darknet .cfg loads as no mapping of string keys and is left out below
+        paths += [os.path.join(folder, f) for f in sorted(files) if f.endswith((".yaml", ".yml", ".cfg"))]
         if len(paths) >= limit:
             break
     for path in paths[:limit]:
@@ -679,6 +694,18 @@ def _shrunk_config(value, key: str = ""):
     return value
 
 
+def _sections(data, depth: int = 1, limit: int = 2) -> list[tuple[int, dict]]:
+    """(depth, mapping) of the mappings inside a configuration with string keys, ``limit`` levels down at most."""
+    out = []
+    if depth > limit or not isinstance(data, dict):
+        return out
+    for value in data.values():
+        if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+            out.append((depth, value))
+            out += _sections(value, depth + 1, limit)
+    return out
+
+
 def repository_config_value(param: dict, cand: dict, shrink: bool = False) -> tuple[str, str] | None:
     """(value text, YAML path) for a constructor parameter the class reads by keys or attributes (``cfg.MODEL.EXTRA``,
     ``cfg['MODEL']['NUM_JOINTS']``: scan.py's ``attrs``) when one of the repository's YAML files
@@ -694,18 +721,21 @@ def repository_config_value(param: dict, cand: dict, shrink: bool = False) -> tu
     name = str(cand.get("name") or name_of).lower()
     best = None
     for rel, text, data in cand.get("repo_configs") or []:
-        if not _covers(data, attrs):
-            continue
         low = text.lower()
-        score = (-(stem in low or name in low), len(text), rel)
-        if best is None or score < best[0]:
-            best = (score, rel, data)
+        # the file, else one section of it (a mapping inside, two levels at most: DeNA/PyTorch_YOLOv3's
+        # ``YOLOv3(cfg['MODEL'])``), which the repository hands over whole
+        for depth, part in [(0, data), *_sections(data)]:
+            if not _covers(part, attrs):
+                continue
+            score = (depth > 0, -(stem in low or name in low), len(text), rel)
+            if best is None or score < best[0]:
+                best = (score, rel, part)
     if best is None:
         return None
-    _, rel, data = best
+    (nested, *_), rel, data = best
     from mindport.discovery.scan import GET_KEY, IN_KEY
 
-    section = {k: data[k] for k in attrs if k not in ("[]", GET_KEY, IN_KEY) and k in data}
+    section = dict(data) if nested else {k: data[k] for k in attrs if k not in ("[]", GET_KEY, IN_KEY) and k in data}
     if shrink:
         section = _shrunk_config(section)
     return f"{_CONFIG}({section!r})", rel

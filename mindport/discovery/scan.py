@@ -1097,6 +1097,20 @@ def _forward_usage(func, params: list[Param]) -> None:
             continue
         if isinstance(node.func, ast.Name) and node.func.id in names:
             uses[node.func.id].add("callable")
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id == "math":
+            # Python's math on it, alone or in arithmetic (the RUL Transformer's PositionalEncoder.forward(x, t):
+            # ``math.sin(t / (10000 ** (2 * i / d)))``): a Python number; a tensor there raises "only one element
+            # tensors can be converted to Python scalars"
+            terms = list(node.args)
+            while terms:
+                term = terms.pop()
+                if isinstance(term, ast.BinOp):
+                    terms += [term.left, term.right]
+                elif isinstance(term, ast.UnaryOp):
+                    terms.append(term.operand)
+                elif isinstance(term, ast.Name) and term.id in names:
+                    uses[term.id].add("number")
         sized = _last(node.func) in _SIZE_METHODS or _last(node.func) == "range"
         for a in node.args:
             if sized and isinstance(a, ast.Name) and a.id in names:

@@ -6,6 +6,7 @@ instead. ``ModuleDict`` holds any Cell under its key (``mindspore.nn.CellDict`` 
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 from mindspore import Parameter, Tensor, nn
@@ -156,6 +157,20 @@ def parameters(cell, recurse=True):
     updates in torch): the values of :func:`named_parameters`."""
     for _, param in named_parameters(cell, recurse=recurse):
         yield param
+
+
+# nn.Module's methods the runtime gives torch's meaning to, by name (``method_of``)
+_METHODS = ("named_parameters", "parameters", "named_buffers", "buffers", "named_modules", "get_submodule",
+            "get_parameter", "get_buffer")
+
+
+def method_of(cell, name: str):
+    """``module.named_parameters`` taken as a value, not called (GMvandeVen/continual-learning's ``self.param_list =
+    [self.named_parameters]``, each item called later): this module's function of that name bound to ``cell``, as
+    torch's bound method is (the Cell has no ``named_parameters``)."""
+    if name not in _METHODS:
+        raise AttributeError(f"mindport.runtime.containers has no nn.Module method {name!r}")
+    return functools.partial(globals()[name], cell)
 
 
 def _torch_member_names(cell) -> dict[str, str]:

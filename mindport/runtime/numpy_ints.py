@@ -348,3 +348,40 @@ for _name, _function in zip(_SETITEMS, (_setitem_by_tuple, _setitem_by_slice, _s
 # div(<class 'numpy.ndarray'>)"). The same priority as torch's gives the tensor's operator.
 if getattr(Tensor, "__array_priority__", None) is None:
     Tensor.__array_priority__ = 1000
+
+
+# A numpy array on the right of a tensor's arithmetic or bitwise operator (``position * div_term`` with ``div_term =
+# 1 / (10000 ** (2 * np.arange(d) / d))``: oliverguhr/transformer-time-series-prediction's PositionalEncoding), or on
+# the left of ``/``: torch's operator returns NotImplemented, numpy computes on the tensor's values and torch's
+# ``__array_wrap__`` makes the result a tensor, of numpy's dtype (a float32 tensor times an int64 array is float64).
+# MindSpore's operators refused the ndarray ("Failed calling Mul with Mul()(input=Tensor, other=<class
+# 'numpy.ndarray'>)"); here numpy computes, as under torch. Host values (PyNative, or a constructor); numpy scalars and
+# tensors keep MindSpore's own operator.
+def _with_numpy_operand(name: str, compute):
+    original = getattr(Tensor, name)
+
+    @functools.wraps(original)
+    def operator_(self, other):
+        if type(other) is np.ndarray and other.dtype != object:
+            return Tensor(np.asarray(compute(self.asnumpy(), other)))
+        return original(self, other)
+
+    operator_._mindport_numpy_operand = original
+    return operator_
+
+
+def _install_numpy_operands() -> None:
+    import operator
+
+    forward = {"__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul,
+               "__truediv__": operator.truediv, "__floordiv__": operator.floordiv, "__mod__": operator.mod,
+               "__pow__": operator.pow, "__matmul__": operator.matmul, "__and__": operator.and_,
+               "__or__": operator.or_, "__xor__": operator.xor, "__lshift__": operator.lshift,
+               "__rshift__": operator.rshift}
+    reflected = {"__rtruediv__": lambda mine, theirs: theirs / mine}
+    for name, compute in {**forward, **reflected}.items():
+        if hasattr(Tensor, name) and not hasattr(getattr(Tensor, name), "_mindport_numpy_operand"):
+            setattr(Tensor, name, _with_numpy_operand(name, compute))
+
+
+_install_numpy_operands()

@@ -431,8 +431,11 @@ class ModuleMethodTransform(Rule):
         self._file_classes: set[str] = set()
         self._first_parameter: list[set[str]] = []  # per enclosing class: the paths self._mp_first_parameter* reads
         self._next_of: set[int] = set()  # the parameters() calls next(...) takes (the outer call rewrites them)
+        self._called: set[int] = set()  # callees of calls and assignment targets: an attribute not among them is
+        # a value read
 
     def visit_Call(self, node) -> None:
+        self._called.add(id(node.func))
         if _is_next_of_parameters(node):
             self._next_of.add(id(node.args[0].value))  # next(m.parameters()): the outer call's rewrite takes it
 
@@ -440,6 +443,8 @@ class ModuleMethodTransform(Rule):
         self._classes.append((node.name.value in self._module_classes, self._depth))
         self._own_methods.append({b.name.value for b in node.body.body if isinstance(b, cst.FunctionDef)}
                                  if isinstance(node.body, cst.IndentedBlock) else set())
+        # the attributes the class sets on self (``self.buffers = []``): its own, no nn.Module method
+        self._own_methods[-1] |= {t.attr.value for t in _self_targets(node)}
         self._aliasing.append(_may_alias_cells(node))
         self._compiled.append(_forward_methods(node))
         self._first_parameter.append(set())
@@ -699,6 +704,30 @@ class ModuleMethodTransform(Rule):
         return updated_node
 
 
+    # nn.Module's methods taken as values, not called: mindport.runtime.containers.method_of binds its function
+    METHOD_VALUES = frozenset({"named_parameters", "parameters", "named_buffers", "buffers", "named_modules"})
+
+    def visit_AssignTarget(self, node) -> None:
+        self._called.add(id(node.target))  # self.parameters = ...: a target, no value read
+
+    def visit_AnnAssign(self, node) -> None:
+        self._called.add(id(node.target))
+
+    def visit_AugAssign(self, node) -> None:
+        self._called.add(id(node.target))
+
+    def leave_Attribute(self, original_node, updated_node):
+        """``self.named_parameters`` taken as a value in a model's method (GMvandeVen/continual-learning's
+        ``self.param_list = [self.named_parameters]``, called later as ``gen_params()``): the Cell has no such
+        method; the runtime's function bound to the module, which lists and names them as torch does."""
+        name = original_node.attr.value
+        if name in self.METHOD_VALUES and id(original_node) not in self._called \
+                and self._in_model_method(original_node.value) and name not in self._own_methods[-1]:
+            self.runtime_modules.add("mindport.runtime.containers")
+            self.ctx.converted_sites += 1
+            return parse_expression(f"{runtime_alias('mindport.runtime.containers')}.method_of(self, {name!r})")
+        return updated_node
+
     def _in_model_method(self, receiver: cst.BaseExpression) -> bool:
         """``self`` in a method of a model class (its own body, not a function nested in it)."""
         return isinstance(receiver, cst.Name) and receiver.value == "self" and bool(self._classes) \
@@ -956,3 +985,26 @@ def _bound_positionally(args, names) -> list | None:
             return None
         values[key] = arg.value
     return [values[n] for n in names] if len(values) == len(names) else None
+
+
+def _self_targets(node: cst.ClassDef) -> list:
+    """The ``self.name`` attributes a class's body assigns (plain, annotated or augmented)."""
+    found = []
+
+    class _Targets(cst.CSTVisitor):
+        def _add(self, target) -> None:
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+                found.append(target)
+
+        def visit_AssignTarget(self, n) -> None:
+            for t in (n.target.elements if isinstance(n.target, (cst.Tuple, cst.List)) else [n.target]):
+                self._add(getattr(t, "value", t))
+
+        def visit_AnnAssign(self, n) -> None:
+            self._add(n.target)
+
+        def visit_AugAssign(self, n) -> None:
+            self._add(n.target)
+
+    node.visit(_Targets())
+    return found

@@ -262,7 +262,17 @@ class TorchSide:
         return found
 
     def state(self) -> dict:
-        return {k: _numpy(v) for k, v in self.model.state_dict().items()}
+        """The model's state_dict, and the persistent buffers an override of state_dict left out
+        (keunwoochoi/torchaudio-contrib's ``_ModuleNoStateBuffers`` deletes its buffers from it): the module still
+        holds them and its port keeps each as a frozen Parameter, to be filled with torch's value."""
+        state = {k: _numpy(v) for k, v in self.model.state_dict().items()}
+        for path, module in self.model.named_modules():
+            skip = getattr(module, "_non_persistent_buffers_set", set())
+            for name, buf in getattr(module, "_buffers", {}).items():
+                key = f"{path}.{name}" if path else name
+                if buf is not None and name not in skip and key not in state:
+                    state[key] = _numpy(buf)
+        return state
 
     def digest(self) -> str:
         """A digest of the parameters and buffers: tells whether a forward wrote the model's own state."""
