@@ -92,3 +92,69 @@ def test_a_loader_kept_by_an_object_keeps_torchs_fields(tmp_path):
     assert len(t) == len(m) == 3, (t, m, code)
     assert t[0][0] == 8 and t[0][2] == 4
     np.testing.assert_allclose(np.array(m), np.array(t), rtol=1e-6)
+
+
+# davda54/sam's SAM.second_step puts each parameter back with ``p.data = self.state[p]["old_p"]`` and then calls its
+# base optimizer's step. The port left ``p.data = ...`` as written (only ``self.x.data = v`` in a model's method was
+# converted): MindSpore's Parameter then holds new storage while the optimizer MindSpore compiled on its first step
+# keeps updating the old one, so from the second step on no update reached the model (the WideResNet's loss stayed
+# at its initial 1.7575 for three epochs; torch's fell to 1.69). ``X.data = v`` outside a model's method, X possibly a
+# tensor, is now mindport.runtime.framework.set_data, which writes a Parameter of the same shape and dtype in place
+# (ops.assign), any other value as written.
+DATA_RESTORED = '''
+import torch
+
+
+class Restoring(torch.optim.Optimizer):
+    def __init__(self, params, base_optimizer, **kwargs):
+        super().__init__(params, dict(kwargs))
+        self.base_optimizer = base_optimizer(self.param_groups, **kwargs)
+        self.param_groups = self.base_optimizer.param_groups
+
+    @torch.no_grad()
+    def first_step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p]["old_p"] = p.data.clone()
+                p.add_(0.05 * p.grad)
+        self.zero_grad()
+
+    @torch.no_grad()
+    def second_step(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.data = self.state[p]["old_p"]
+        self.base_optimizer.step()
+        self.zero_grad()
+
+
+def main():
+    x = torch.arange(64, dtype=torch.float32).reshape(32, 2).cos()
+    y = x @ torch.tensor([[1.5], [-2.0]]) + 0.3
+    model = torch.nn.Linear(2, 1)
+    with torch.no_grad():
+        model.weight.copy_(torch.tensor([[0.1, 0.2]]))
+        model.bias.zero_()
+    opt = Restoring(model.parameters(), torch.optim.SGD, lr=0.1, momentum=0.9)
+    for step in range(6):
+        predictions = model(x)
+        loss = torch.nn.functional.mse_loss(predictions, y)
+        loss.backward()
+        opt.first_step()
+        climbed = torch.nn.functional.mse_loss(model(x), y)
+        climbed.backward()
+        opt.second_step()
+        print("step", loss.item(), model.weight[0, 0].item(), model.bias[0].item())
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_parameter_given_new_data_is_still_the_one_the_optimizer_updates(tmp_path):
+    t, m, code = _convert_and_run(tmp_path, DATA_RESTORED)
+    assert "import torch" not in code, code
+    assert len(t) == len(m) == 6, (t, m, code)
+    assert t[-1][0] < t[0][0] / 2  # torch learns
+    np.testing.assert_allclose(np.array(m), np.array(t), rtol=1e-4, atol=1e-6)
