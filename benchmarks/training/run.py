@@ -99,6 +99,9 @@ def write_data(entry: dict, tree: Path) -> None:
             write_mnist(path, spec.get("train", 1000), spec.get("test", 200), spec.get("gz", True), spec.get("raw", False))
         elif spec["kind"] == "checkerboard_pt":
             write_checkerboard(path, spec.get("n", 20000))
+        elif spec["kind"] == "image_folder":
+            write_image_folder(path, spec.get("classes", 10), spec.get("train", 320), spec.get("val", 64),
+                               spec.get("size", 32))
         else:
             raise SystemExit(f"{entry['id']}: unknown data kind {spec['kind']}")
 
@@ -124,6 +127,28 @@ def write_mnist(folder: Path, n_train: int, n_test: int, gz: bool, raw: bool) ->
                 (folder / (name + ".gz")).write_bytes(gzip.compress(blob, compresslevel=1))
             if raw:
                 (folder / name).write_bytes(blob)
+
+
+def write_image_folder(root: Path, classes: int, n_train: int, n_val: int, size: int) -> None:
+    """An ImageNet-style folder: ``train/`` and ``val/`` PNG images (RGB, size x size) with ``meta/train.txt`` and
+    ``meta/val.txt`` listing "relative/path label" a line, as ImageNet's meta files do. One fixed colour pattern per
+    class plus noise, so a classifier has something to learn."""
+    import numpy as np
+    from PIL import Image
+
+    rng = np.random.RandomState(0)
+    protos = rng.uniform(0, 255, (classes, size, size, 3))
+    (root / "meta").mkdir(parents=True, exist_ok=True)
+    for split, n in (("train", n_train), ("val", n_val)):
+        lines = []
+        for i in range(n):
+            label = int(rng.randint(0, classes))
+            img = np.clip(0.6 * protos[label] + 0.4 * rng.uniform(0, 255, (size, size, 3)), 0, 255).astype(np.uint8)
+            rel = f"n{label:03d}/{split}_{i:05d}.png"
+            (root / split / rel).parent.mkdir(parents=True, exist_ok=True)
+            Image.fromarray(img).save(root / split / rel)
+            lines.append(f"{rel} {label}")
+        (root / "meta" / f"{split}.txt").write_text("\n".join(lines) + "\n")
 
 
 def write_checkerboard(path: Path, n: int) -> None:

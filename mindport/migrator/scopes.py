@@ -705,6 +705,13 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
         return "other"
     if isinstance(value, cst.UnaryOperation):
         return operand_kind(value.expression, scope)
+    if isinstance(value, cst.IfExp):
+        # (torch.abs(p) if adaptive else 1.0): a tensor on one branch, a number (or a tensor) on the other is a
+        # tensor's arithmetic and methods; branches of one kind are that kind
+        kinds = {operand_kind(value.body, scope), operand_kind(value.orelse, scope)}
+        if "tensor" in kinds and kinds <= {"tensor", "python", "param"}:
+            return "tensor"
+        return kinds.pop() if len(kinds) == 1 else "other"
     if isinstance(value, cst.Name) and not scope.is_alias_name(value.value):
         qual = scope.resolve(value)
         if qual is not None and not is_torch(qual) and qual.split(".", 1)[0] != "einops" \
@@ -767,7 +774,7 @@ def receiver_kind(expr: cst.BaseExpression, scope: Scope) -> str:
                 and (elements := scope.attribute_elements(expr.value.attr.value)) is not None:
             return elements  # self.alphabets[i]
         return receiver_kind(expr.value, scope)
-    if isinstance(expr, (cst.Call, cst.BinaryOperation, cst.UnaryOperation) + _LITERALS):
+    if isinstance(expr, (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.IfExp) + _LITERALS):
         kind = value_kind(expr, scope)
         return "tensor" if kind == "param" else kind
     if isinstance(expr, cst.Comparison):  # (x != 0).type(...), (trg > 1).float(): a mask of its tensor operand

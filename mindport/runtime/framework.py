@@ -364,7 +364,14 @@ def set_data(parameter, value):
             raise ValueError("mindport: in GRAPH_MODE p.data = v needs v of p's shape and dtype (an assign in place)")
         ops.assign(parameter, value)
         return parameter
-    parameter.data = value
+    if isinstance(parameter, ms.Parameter) and isinstance(value, ms.Tensor) and value.shape == parameter.shape \
+            and value.dtype == parameter.dtype:
+        # in place: an optimizer MindSpore compiled keeps the storage it was built with, and a Parameter given new
+        # data is no longer the one it updates (davda54/sam's second_step: p.data = old_p, then base_optimizer.step()
+        # moved nothing from the second step on); torch's optimizers read p's current data
+        ops.assign(parameter, value)
+        return parameter
+    parameter.data = value  # another shape or dtype, a plain tensor, another object's .data: as written
     return parameter
 
 

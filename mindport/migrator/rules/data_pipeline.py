@@ -29,8 +29,9 @@ class DataPipelineTransform(Rule):
     (under ``mindspore.set_seed`` GeneratorDataset draws the same order every epoch; torch draws a new one) or
     ``batch_size=None``, or the file reads ``loader.dataset`` (or ``.sampler``, ``.drop_last`` ..., fields a
     pipeline has not) under any name the loader may reach -- its own, a parameter of a function of the file it is
-    passed to (``train(train_loader)`` reading ``dataloader.dataset``), the names a call of a function returning it
-    is assigned to, and what a function returns whose result another file of the project reads such a field of
+    passed to (``train(train_loader)`` reading ``dataloader.dataset``), the parameters of the ``__init__`` of a class
+    of the file it is given to and the attribute it is stored in (``Trainer(model, val_loader)``, ``self.val_loader =
+    val_loader``, ``len(self.val_loader.dataset)``), the names a call of a function returning it is assigned to, and what a function returns whose result another file of the project reads such a field of
     (``convert_path``: ``get_loaders()`` in data.py, ``len(test_loader.dataset)`` in main.py) -- the DataLoader is
     ``mindport.runtime.data.DataLoader``:
     torch's semantics (samplers drawn lazily, ``default_collate`` into MindSpore tensors, any item structure,
@@ -273,7 +274,9 @@ class DataPipelineTransform(Rule):
 
 class _LoaderAliases:
     """Which names of a file may hold the same object (conservatively, by name): a call of a function of the file
-    joins each argument with the parameter it binds (``train(train_loader)`` and ``def train(dataloader)``), and an
+    joins each argument with the parameter it binds (``train(train_loader)`` and ``def train(dataloader)``; building
+    a class of the file, ``Trainer(loader)``, binds its ``__init__``'s), an assignment of a name joins its target
+    (``self.loader = loader``), and an
     assignment from such a call joins its targets with what the function returns (pairwise for a tuple unpacked into
     as many names); a call returned directly stands for itself. ``reach`` gives every name joined to a loader's."""
 
@@ -281,9 +284,16 @@ class _LoaderAliases:
         self.parent: dict[str, str] = {}
         funcs: dict[str, list[cst.FunctionDef]] = {}
 
+        inits: dict[str, list[cst.FunctionDef]] = {}  # class name -> its __init__ (Trainer(train_loader, ...))
+
         class _Defs(cst.CSTVisitor):
             def visit_FunctionDef(inner, node) -> None:
                 funcs.setdefault(node.name.value, []).append(node)
+
+            def visit_ClassDef(inner, node) -> None:
+                for item in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+                    if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
+                        inits.setdefault(node.name.value, []).append(item)
 
         walk(module, _Defs())
         self._returned_in: set[int] = set()  # ids of the calls a function of the file returns
@@ -302,10 +312,11 @@ class _LoaderAliases:
         class _Flow(cst.CSTVisitor):
             def visit_Call(inner, node) -> None:
                 name = _callee(node)
-                for fn in funcs.get(name or "", ()):
+                built = inits.get(name or "", []) if isinstance(node.func, cst.Name) else []
+                for fn in [*funcs.get(name or "", ()), *built]:
                     params = [p.name.value for p in fn.params.params]
-                    if isinstance(node.func, cst.Attribute) and params[:1] in (["self"], ["cls"]):
-                        params = params[1:]
+                    if (isinstance(node.func, cst.Attribute) or fn in built) and params[:1] in (["self"], ["cls"]):
+                        params = params[1:]  # a method's, or a class's __init__ called by building the class
                     keywords = params + [p.name.value for p in fn.params.kwonly_params]
                     for i, arg in enumerate(a for a in node.args if a.keyword is None and a.star == ""):
                         if i < len(params) and (source := _held_in(arg.value)):
@@ -316,6 +327,11 @@ class _LoaderAliases:
                             aliases.join(source, arg.keyword.value)
 
             def visit_Assign(inner, node) -> None:
+                if (source := dotted_name(node.value)) is not None:
+                    for target in node.targets:  # self.val_loader = val_loader: the attribute holds the loader
+                        if name := dotted_name(target.target):
+                            aliases.join(name, source)
+                    return
                 if not isinstance(node.value, cst.Call):
                     return
                 for fn in funcs.get(_callee(node.value) or "", ()):

@@ -7,6 +7,7 @@ import libcst as cst
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.project import VALUE_BASES
 from mindport.migrator.rules.base import Example, GraphMethodRule
+from mindport.migrator.scopes import NOT_TENSOR_KINDS, receiver_kind
 from mindport.migrator.syntax import last_name, on_self
 from mindport.migrator.walk import parse_expression, walk
 
@@ -55,6 +56,9 @@ class GraphContainerTransform(GraphMethodRule):
     from the first batch) is ``mp_framework.set_data(self.s, v)``: the same write in PyNative; in a graph, which has
     no SetData kernel on CPU ("Unsupported op [SetData]"), an ``ops.assign`` in place that the next call sees, as
     torch's write. A value of another shape or dtype, which torch's ``.data =`` allows, is refused there.
+    ``p.data = v`` outside a model's method (a hand-written optimizer putting weights back: SAM's ``second_step``),
+    ``p`` possibly a tensor, is ``set_data`` too: a Parameter of the same shape and dtype is written in place, so the
+    optimizer MindSpore compiled, which holds the Parameter's storage, keeps updating it.
     """
 
     EXAMPLES = (
@@ -129,9 +133,12 @@ class GraphContainerTransform(GraphMethodRule):
 
     def leave_Assign(self, original_node, updated_node):
         target = original_node.targets[0].target if len(original_node.targets) == 1 else None
-        if self.compiled and isinstance(target, cst.Attribute) and target.attr.value == "data" \
-                and on_self(target.value):
-            self.ctx.converted_sites += 1  # self.s.data = v -> mp_framework.set_data(self.s, v)
+        if isinstance(target, cst.Attribute) and target.attr.value == "data" and (
+                self.compiled and on_self(target.value) or not self.compiled and _data_of_tensor(target.value, self.scope)):
+            # self.s.data = v -> mp_framework.set_data(self.s, v); outside a model's method too (SAM's
+            # p.data = self.state[p]["old_p"]): a Parameter's values are written in place, where the optimizers
+            # MindSpore compiled hold them
+            self.ctx.converted_sites += 1
             return cst.Expr(cst.Call(func=self.ctx.target_expr("mindport.runtime.framework.set_data"), args=[
                 cst.Arg(updated_node.targets[0].target.value,
                         comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
@@ -324,3 +331,14 @@ def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int
         if source in shared and alias in changed:
             flagged[id(assign)] = (alias, source)
     return flagged, sorts
+
+
+def _data_of_tensor(owner: cst.BaseExpression, scope) -> bool:
+    """``owner.data = v`` outside a model's method where ``owner`` may be a tensor: not ``self``/``cls`` (a dataset's
+    own ``self.data``) nor a value known to be something else (a list, a numpy array, an object of the project's).
+    What it holds is decided when it runs (mindport.runtime.framework.set_data sets any other object's attribute)."""
+    if isinstance(owner, cst.Name) and owner.value in ("self", "cls"):
+        return False
+    if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value in ("self", "cls"):
+        return False  # self.dataset.data = ...: an attribute of the program's own objects, left as written
+    return receiver_kind(owner, scope) not in NOT_TENSOR_KINDS
