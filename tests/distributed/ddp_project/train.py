@@ -56,7 +56,8 @@ def main():
         json.dump({"rank": rank, "world": world, "local_rank": local_rank, "losses": losses}, handle)
     dist.barrier()
     if rank == 0:
-        torch.save(model.module.state_dict(), "net.pt")
+        to_save = model.module if isinstance(model, DDP) else model  # checkpoint code's unwrapping idiom
+        torch.save(to_save.state_dict(), "net.pt")
     dist.destroy_process_group()
 
 
