@@ -1622,7 +1622,7 @@ class TrainingLoopRule(Rule):
                 plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
                                    self._class_methods[-1] if self._class_methods else None)
             if (drawn := self._draw_once(body, plans)) is not None or \
-                    (drawn := self._name_bare_losses(body, plans)) is not None:
+                    (drawn := self._name_bare_losses(body, [p.site for p in plans if p.reuse is None])) is not None:
                 body = drawn
                 calls = [(index, call) for index, stmt in enumerate(body)
                          for call in _backward_calls(stmt, self._grad_calls) if id(call) in self._sites]
@@ -1632,6 +1632,12 @@ class TrainingLoopRule(Rule):
         except Unfit as exc:
             if not terminal and "is not computed in this block" in str(exc):
                 return original  # the enclosing block may compute it
+            if "nothing before .backward() computes" in str(exc) and body is original \
+                    and (named := self._name_bare_losses(body, sites)) is not None:
+                # the loss computed by the backward's own expression where nothing before it in the block reads
+                # what it reads (``((model(x) - y) ** 2).mean().backward()`` in a loop over the data its module
+                # holds): named as a statement of its own, the block is planned again
+                return self._regions(named, terminal, params, enclosing)
             for _, call in calls:
                 self.flag(self._sites.pop(id(call)), "MP105", f"training step not recognised: {exc}", _MP105_HINT,
                           "torch.Tensor.backward")
@@ -1673,19 +1679,21 @@ class TrainingLoopRule(Rule):
             changed = True
         return body if changed else None
 
-    def _name_bare_losses(self, body: list, plans: list[Plan]) -> list | None:
+    def _name_bare_losses(self, body: list, sites: list) -> list | None:
         """A backward called on an expression that computes the loss itself by calling a model or loss of the file,
         standing alone (``criterion(model(x), y).backward()`` after a training loop, at module level): no statement
         before it computes the loss, so the plan took the statements binding what it reads (the model's construction
         or its weights' initialisation went into forward_fn, hoisted above the optimizer it differentiates for). The
         loss becomes a statement of its own, ``loss_ = criterion(model(x), y)``, then ``loss_.backward()``, the
-        shape a named loss has. None when no site is such."""
+        shape a named loss has. Also where the plan found nothing before such a backward in its block (``((model(x)
+        - y) ** 2).mean().backward()`` in a loop holding only ``opt.zero_grad()`` before it: MP105 "nothing before
+        .backward() computes"). None when no site is such."""
         forward_names = self._forward_names(body)
         taken = set(_names(body).reads) | set(_names(body).writes) | set(_assigned_names(body))
         changed = False
-        for plan in sorted(plans, key=lambda p: p.site.index, reverse=True):
-            site, stmt = plan.site, body[plan.site.index]
-            if plan.reuse is not None or site.loss is not None or not set(_names([site.differentiated]).reads) \
+        for site in sorted(sites, key=lambda s: s.index, reverse=True):
+            stmt = body[site.index]
+            if site.loss is not None or not set(_names([site.differentiated]).reads) \
                     & forward_names or _expr_call(stmt) is not site.call or method_call(site.call, "backward") is None:
                 continue
             name = self._fresh_in("loss_", taken)
