@@ -370,6 +370,18 @@ def load_state_dict(optimizer, state_dict) -> None:
     return None
 
 
+def get_last_lr(scheduler) -> list:
+    """``scheduler.get_last_lr()``: torch's list of Python floats, one per parameter group. MindSpore's schedulers
+    keep the rates as 0-d Tensors (a printed list read ``[Tensor(shape=[], dtype=Float32, value= 0.1)]``, and
+    ``json.dump`` of it failed); any other receiver (a custom scheduler of the file) answers its own method. Each
+    rate is the shortest decimal that reads back as its float32 value (``0.1``, where ``float()`` of the float32 gives
+    0.10000000149011612): torch's own float for the rates schedules print (0.1, 0.05, 1e-3 ...)."""
+    values = scheduler.get_last_lr()
+    if not _is_scheduler(scheduler):
+        return values
+    return [float(str(np.float32(v.asnumpy()))) if isinstance(v, Tensor) else v for v in values]
+
+
 def _is_scheduler(obj) -> bool:
     """A MindSpore learning-rate scheduler (mindspore.experimental.optim.lr_scheduler's, whose ReduceLROnPlateau is
     no LRScheduler, and mindport's OneCycleLR): none has torch's ``state_dict``/``load_state_dict``."""

@@ -57,6 +57,8 @@ answers its own method at run time.
 
 ``opt.param_groups[i]['lr']`` read (not assigned) on an optimizer of the file is ``float(...)``: a Python float in
 torch, a Parameter in ``mindspore.experimental.optim`` (``f"{lr:.2e}"`` raised, ``lr == 0.1`` was a tensor).
+``sched.get_last_lr()`` on a scheduler of the file (or a receiver named like one) is ``mp_optim.get_last_lr(sched)``:
+torch's list of Python floats, where MindSpore's schedulers give 0-d Tensors.
 
 Training mode: torch builds every Module in training mode, MindSpore's Cells start in inference mode. In a file that
 never calls ``train()``/``eval()``, a model the step calls gets ``model.set_train(True)`` once before the loop, and
@@ -1095,6 +1097,7 @@ class TrainingLoopRule(Rule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.optimizers: set[str] = set()
+        self.schedulers: set[str] = set()  # names bound to a torch.optim.lr_scheduler object in the file
         self.scalers: set[str] = set()
         self._loop_targets: list[list[str]] = []
         self._loop_bodies: set[int] = set()
@@ -1225,6 +1228,8 @@ class TrainingLoopRule(Rule):
             names = [n for t in node.targets for n in target_names(t.target)]
             if qual.startswith("torch.optim.") and ".lr_scheduler." not in qual:
                 self.optimizers.update(names)
+            elif qual.startswith("torch.optim.lr_scheduler."):
+                self.schedulers.update(names)
             elif qual.endswith("GradScaler"):
                 self.scalers.update(names)
 
@@ -1451,6 +1456,10 @@ class TrainingLoopRule(Rule):
             if not updated.args:
                 return parse_expression(f"{receiver}({train()}.grads_of({receiver}))")
             return parse_expression(f"{train()}.step({receiver}, {args})")
+        if method == "get_last_lr" and not updated.args \
+                and (receiver in self.schedulers or named_like_scheduler(receiver)):
+            # torch's Python floats, where MindSpore's schedulers give 0-d Tensors
+            return parse_expression(f"{self.ctx.alias_for('mindport.runtime.optim')}.get_last_lr({receiver})")
         if ((method == "state_dict" and not updated.args) or (method == "load_state_dict" and len(updated.args) == 1)) \
                 and (self._is_optimizer(receiver) or named_like_scheduler(receiver)):
             # torch's {'state', 'param_groups'}, a scheduler's attributes (decided on the receiver's type)
