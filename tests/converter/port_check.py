@@ -42,16 +42,23 @@ def assert_port_matches_in_mode(source, code, cls, inputs, tmp_path, name, mode,
     transfer_weights(torch_net.state_dict(), ms_net)
     with torch.no_grad():
         want = torch_net(*(torch.from_numpy(x) for x in inputs))
-    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
-    try:
-        got = ms_net(*(ms.Tensor(x) for x in inputs))
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
+    got = run_in_mode(ms_net, [ms.Tensor(x) for x in inputs], mode)
     want = [t.numpy() for t in (want if isinstance(want, (tuple, list)) else [want])]
     got = [t.asnumpy() for t in (got if isinstance(got, (tuple, list)) else [got])]
     assert [g.shape for g in got] == [w.shape for w in want]
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+def run_in_mode(model, inputs, mode):
+    """``model(*inputs)`` with MindSpore in ``mode`` ("graph": GRAPH_MODE, else PyNative), PyNative again after."""
+    import mindspore as ms
+
+    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
+    try:
+        return model(*inputs)
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 def torch_and_converted(source, name, tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from mindport import transfer_weights
-from tests.converter.port_check import torch_and_converted
+from tests.converter.port_check import run_in_mode, torch_and_converted
 
 SOURCE = textwrap.dedent("""
     import collections
@@ -63,14 +63,6 @@ SOURCE = textwrap.dedent("""
 """)
 
 
-def _run(model, inputs, mode):
-    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
-    try:
-        return model(*inputs)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-
-
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_a_list_compared_with_a_number_is_a_constant_branch(tmp_path, monkeypatch, mode):
     t_ns, m_ns = torch_and_converted(SOURCE, f"graph_compare_{mode}", tmp_path, monkeypatch)
@@ -82,7 +74,7 @@ def test_a_list_compared_with_a_number_is_a_constant_branch(tmp_path, monkeypatc
     x = np.random.default_rng(0).standard_normal((2, 4, 5, 5)).astype(np.float32)
     with torch.no_grad():
         want = t_model(torch.from_numpy(x))
-    got = _run(m_model, [ms.Tensor(x)], mode)
+    got = run_in_mode(m_model, [ms.Tensor(x)], mode)
     np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-5, atol=1e-5)
 
 
@@ -99,6 +91,6 @@ def test_list_comparisons_are_python_s_in_a_graph(left, right):
 
     from mindport.runtime import graph_compare  # noqa: F401 - what a converted file loads with the runtime
     x = ms.Tensor(np.zeros(2, np.float32))
-    eq, ne = _run(Compare(), [x], "graph")
+    eq, ne = run_in_mode(Compare(), [x], "graph")
     assert (eq.asnumpy()[0] == 1) == (left == right)
     assert (ne.asnumpy()[0] == 1) == (left != right)

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from mindport import transfer_weights
-from tests.converter.port_check import torch_and_converted
+from tests.converter.port_check import run_in_mode, torch_and_converted
 
 SOURCE = textwrap.dedent("""
     import torch
@@ -56,14 +56,6 @@ LOUD = textwrap.dedent("""
 """)
 
 
-def _run(model, inputs, mode):
-    ms.set_context(mode=ms.GRAPH_MODE if mode == "graph" else ms.PYNATIVE_MODE)
-    try:
-        return model(*inputs)
-    finally:
-        ms.set_context(mode=ms.PYNATIVE_MODE)
-
-
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_sorted_keys_of_a_dict_of_tensors_match_torch(tmp_path, monkeypatch, mode):
     t_ns, m_ns = torch_and_converted(SOURCE, f"graph_order_{mode}", tmp_path, monkeypatch)
@@ -75,7 +67,7 @@ def test_sorted_keys_of_a_dict_of_tensors_match_torch(tmp_path, monkeypatch, mod
     x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
     with torch.no_grad():
         want = t_model(torch.from_numpy(x))
-    got = _run(m_model, [ms.Tensor(x)], mode)
+    got = run_in_mode(m_model, [ms.Tensor(x)], mode)
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-6)
@@ -92,10 +84,10 @@ def test_a_sort_of_tensor_values_is_refused_in_a_graph(tmp_path, monkeypatch):
     x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
     with torch.no_grad():
         want = t_model(torch.from_numpy(x))
-    np.testing.assert_allclose(_run(m_model, [ms.Tensor(x)], "pynative").asnumpy(), want.numpy(), rtol=1e-5,
+    np.testing.assert_allclose(run_in_mode(m_model, [ms.Tensor(x)], "pynative").asnumpy(), want.numpy(), rtol=1e-5,
                                atol=1e-6)
     with pytest.raises(TypeError, match="mindport: sorted"):
-        _run(m_model, [ms.Tensor(x)], "graph")
+        run_in_mode(m_model, [ms.Tensor(x)], "graph")
 
 
 ZIPPED = textwrap.dedent("""
@@ -134,7 +126,7 @@ def test_zip_over_a_sequential_matches_torch(tmp_path, monkeypatch, mode):
     x = np.random.default_rng(2).standard_normal((2, 4)).astype(np.float32)
     with torch.no_grad():
         want = t_model(torch.from_numpy(x))
-    got = _run(m_model, [ms.Tensor(x)], mode)
+    got = run_in_mode(m_model, [ms.Tensor(x)], mode)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-6)
 
@@ -171,7 +163,7 @@ def test_a_port_with_no_other_runtime_import_loads_the_graph_order(tmp_path, mon
     x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
     with torch.no_grad():
         want = t_model(torch.from_numpy(x))
-    np.testing.assert_allclose(_run(m_model, [ms.Tensor(x)], mode).asnumpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(run_in_mode(m_model, [ms.Tensor(x)], mode).asnumpy(), want.numpy(), rtol=1e-5, atol=1e-6)
 
 
 LEVELS = textwrap.dedent("""
@@ -290,7 +282,7 @@ def test_list_sort_remove_and_a_dict_in_enumerate_zip_set_match_torch(tmp_path, 
     x = np.random.default_rng(4).standard_normal((2, 4)).astype(np.float32)
     with torch.no_grad():
         want = t_model(torch.from_numpy(x))
-    got = _run(m_model, [ms.Tensor(x)], mode)
+    got = run_in_mode(m_model, [ms.Tensor(x)], mode)
     assert len(got) == len(want)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-5, atol=1e-6)
@@ -345,7 +337,7 @@ def test_functools_reduce_then_an_in_place_relu_match_torch(tmp_path, monkeypatc
     x = np.random.default_rng(8).standard_normal((1, 2, 5, 5)).astype(np.float32)
     with torch.no_grad():
         want = t_model(torch.from_numpy(x))
-    got = _run(m_model, [ms.Tensor(x)], mode)
+    got = run_in_mode(m_model, [ms.Tensor(x)], mode)
     np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-5, atol=1e-6)
 
 
