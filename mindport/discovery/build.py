@@ -2755,7 +2755,9 @@ def _run_forward(model, specs: list[str], seconds: float):
         # GAN's SpectralNorm) is deterministic given that state, as each side of the proof has it (side_torch's
         # snapshot/restore): the two runs again, from one state. (Not first: a data-aware initialisation on the
         # first forward, NODE's thresholds, keeps its done-flag in Python, which no restore takes back.)
-        state = _state_snapshot(model)
+        from mindport.validators.parity.side_torch import state_copy
+
+        state = state_copy(model)
         outs = [_forward_once(model, arrays, seconds)]
         _state_restore(model, state)
         outs.append(_forward_once(model, arrays, seconds))
@@ -2806,14 +2808,6 @@ def _differing(outs: list) -> str | None:
         if a is not None and (a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)):
             return k
     return None
-
-
-def _state_snapshot(model) -> dict:
-    """A copy of the model's parameters and buffers (``_run_forward``)."""
-    import torch
-
-    with torch.no_grad():
-        return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
 def _state_restore(model, state: dict) -> None:

@@ -17,6 +17,12 @@ from mindport.validators.parity.sides import (
 )
 
 
+def state_copy(model) -> dict:
+    """A copy of a torch model's parameters and buffers, by state_dict name (what a forward that writes them is put
+    back to: the proof's :meth:`TorchSide.snapshot`, discovery's determinism check)."""
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
 def set_mode(model, training: bool = False):
     """torch's ``model.train(training)`` / ``model.eval()`` without calling the classes' own ``train``: a model that
     defines ``train(self, data, max_iterations)`` (allanj/StatNLP-PyTorch's NetworkModel, a model that is its own
@@ -285,7 +291,7 @@ class TorchSide:
         return h.hexdigest()
 
     def snapshot(self) -> None:
-        self.original = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        self.original = state_copy(self.model)
 
     def restore(self) -> None:
         if self.original is not None:
