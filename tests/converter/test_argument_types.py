@@ -131,16 +131,20 @@ def test_a_padding_that_can_only_be_a_number_is_written_as_one(tmp_path):
                 self.conv = nn.Conv2d(3, 4, kernel_size, padding=(kernel_size - 1) // 2)
                 self.point = nn.Conv1d(4, 4, k1, padding=(k1 - 1) // 2)
                 self.wide = nn.Conv2d(4, 2, 5, padding=2 * (5 - 1) // 2, dilation=2)
+                # a sum with a number written in it (SKNet's branches: kernel 3 + 2i, padding 1 + i)
+                self.branches = nn.ModuleList([nn.Conv2d(2, 2, 3 + i * 2, padding=1 + i) for i in range(2)])
+                self.shifted = nn.Conv2d(2, 2, kernel_size, padding=kernel_size // 2 + 0)
 
             def forward(self, x):
                 y = self.conv(x)
                 b, c, h, w = y.shape
                 z = self.point(y.reshape(b, c, h * w)).reshape(b, c, h, w)
-                return self.wide(z)
+                w = self.wide(z)
+                return self.shifted(sum(branch(w) for branch in self.branches))
     """)
     result = convert_source(source)
     assert result.diagnostics == [], [d.format() for d in result.diagnostics]
-    assert "isinstance" not in result.code and result.code.count("pad_mode='pad'") == 3, result.code
+    assert "isinstance" not in result.code and result.code.count("pad_mode='pad'") == 5, result.code
     report = assert_port_matches(source, result.code, "Net", (2, 3, 9, 9), tmp_path, "numpad", atol=1e-5)
     assert not report.missing and not report.unexpected, report
 

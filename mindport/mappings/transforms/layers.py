@@ -253,15 +253,21 @@ def _known_mode(mode: Arg | None) -> None:
 
 def _number_by_form(source: str) -> bool:
     """An expression that can only be a number: ``(k - 1) // 2``, ``k // 2``, ``d * (k - 1) // 2`` (floor division,
-    subtraction or remainder at the top; a tuple or a string refuses those), or a size read (``x.size(1)``)."""
+    subtraction or remainder at the top; a tuple or a string refuses those), a sum with a number written in it
+    (``1 + i``, ``k // 2 + 1``: a tuple or a string plus a number raises, in torch too; a product does not count,
+    ``2 * p`` repeats a tuple), or a size read (``x.size(1)``)."""
     from mindport.mappings.transforms.functions import _int_by_form
 
     try:
         node = ast.parse(source.strip(), mode="eval").body
     except SyntaxError:
         return False
+    def number(operand) -> bool:
+        return isinstance(operand, ast.Constant) and type(operand.value) in (int, float)
+
     return (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Sub, ast.Mod))) or \
-        _int_by_form(node)
+        (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and (number(node.left) or number(node.right))) \
+        or _int_by_form(node)
 
 
 @call_transform("conv_padding")
