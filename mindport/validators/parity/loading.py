@@ -675,10 +675,23 @@ def build_model(ref: str, ctor: str = "", root=None, isolated: bool = False, cwd
         available = sorted(n for n, v in vars(module).items() if isinstance(v, type) or callable(v))
         raise InputError(f"{model_ref.where} has no {name!r}; it defines: "
                          f"{', '.join(a for a in available if not a.startswith('_')) or 'nothing'}")
+    namespace = vars(module)
+    fixture = _fixture_function(namespace[name])
+    if fixture is not None:  # a pytest fixture that returns a model (``@pytest.fixture def wavenet(): return
+        namespace = dict(namespace, **{name: fixture})  # WaveNet(...)``): pytest refuses a direct call; its function
     try:  # the user's own constructor text, by design
-        return eval(f"{name}({ctor})", vars(module), _PortNames(vars(module)))
+        return eval(f"{name}({ctor})", namespace, _PortNames(vars(module)))
     except Exception as exc:
         raise _failed_at(f"building {name}({ctor}) from {model_ref.where} failed", exc) from exc
+
+
+def _fixture_function(value):
+    """The function a ``@pytest.fixture`` decorator wrapped (pytest 8.4 and later: ``FixtureFunctionDefinition``;
+    earlier: the function itself, marked ``__pytest_wrapped__``), or None for anything else."""
+    if type(value).__name__ == "FixtureFunctionDefinition" and hasattr(value, "_get_wrapped_function"):
+        return value._get_wrapped_function()  # noqa: SLF001 - pytest's one way to the fixture's own function
+    wrapped = getattr(value, "__pytest_wrapped__", None)
+    return getattr(wrapped, "obj", None)
 
 
 class _PortNames(dict):
