@@ -1119,6 +1119,20 @@ def _forward_usage(func, params: list[Param]) -> None:
                 for e in a.elts:
                     if isinstance(e, ast.Name) and e.id in names:
                         uses[e.id].add("number")
+    for node in ast.walk(func):
+        # a bound of a slice, alone or in arithmetic (golbin/WaveNet's ResidualBlock.forward(x, skip_size):
+        # ``skip[:, :, -skip_size:]``): a Python number; an array there raises "only integer tensors of a single
+        # element can be converted to an index"
+        if isinstance(node, ast.Slice):
+            terms = [t for t in (node.lower, node.upper, node.step) if t is not None]
+            while terms:
+                term = terms.pop()
+                if isinstance(term, ast.BinOp):
+                    terms += [term.left, term.right]
+                elif isinstance(term, ast.UnaryOp):
+                    terms.append(term.operand)
+                elif isinstance(term, ast.Name) and term.id in names:
+                    uses[term.id].add("number")
     for name, p in names.items():
         p.use = next((k for k in ("callable", "flag", "number", "optional") if k in uses[name]), "")
     _first_number(func, params)
