@@ -2264,8 +2264,8 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     multiplied (2x64 and 32x400)" (BCQ's actor joins state and action) -> features / 2. [] otherwise."""
     shape, _, rest = spec.partition(":")
     dims = [int(v) for v in shape.split("x")]
-    longer = _length_hint(problem, dims, rest) or _fixed_length_hint(problem, dims, rest) or _view_hint(problem, dims,
-                                                                                                      rest) \
+    longer = _length_hint(problem, dims, rest) or _receptive_field_hint(problem, dims, rest) \
+        or _fixed_length_hint(problem, dims, rest) or _view_hint(problem, dims, rest) \
         or _permuted_hint(problem, dims, rest) or _grown_hint(problem, dims, rest) or _id_range_hint(problem, dims, rest) \
         or _built_axis_hint(problem, dims, rest)
     if longer:
@@ -2544,6 +2544,27 @@ def _length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
         axis = len(dims) - 1 - k
         out[axis] = max(out[axis], _covering_length(window))
     return _changed_form(out, dims, rest)
+
+
+_RECEPTIVE_FIELD = re.compile(r"receptive[ _]fields?\b[^\d\n]{0,40}?(\d+)", re.I)
+
+
+def _receptive_field_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """The input with one axis long enough for the receptive field the forward's own check names (golbin/WaveNet:
+    "Input size has to be larger than receptive_fields\nInput size: 32, Receptive fields size: 62", a dilated causal
+    stack checks its input's time axis before it convolves): each non-batch axis in turn at the smallest power of two
+    at least twice the field, the longer axes first (a time axis is the long one of a small input; which one the
+    model reads as time, after its own transposes, only running it tells). A float input only. [] otherwise."""
+    m = _RECEPTIVE_FIELD.search(problem)
+    if m is None or rest.startswith("int") or len(dims) < 2:
+        return []
+    length = _covering_length(int(m.group(1)))
+    out = []
+    for axis in sorted(range(1, len(dims)), key=lambda i: -dims[i]):
+        new = list(dims)
+        new[axis] = max(dims[axis], length)
+        out += [spec for spec in _changed_form(new, dims, rest) if spec not in out]
+    return out
 
 
 def _covering_length(window: int) -> int:
@@ -3220,7 +3241,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             hint = problem is not None and bool(specs) and hinted < 4 and _elements(specs[0]) > 0
             rank = _rank_hint(problem, len(specs[0].split(":")[0].split("x"))) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (
-                _size_hint(problem, specs[0]) if hint else [])
+                _size_hint(_whole(failure, problem), specs[0]) if hint else [])
             if problem is not None and fitted < 2 and "mat1 and mat2" in problem and specs:
                 # a classifier built for one input size (a Linear over the flattened features): that size
                 fitted += 1
@@ -3457,6 +3478,16 @@ def _record_forward_inputs(model, specs: list[str], watch, root: str, work: str,
     except BaseException as exc:  # noqa: BLE001 - the model already ran once: nothing recorded is all
         if isinstance(exc, KeyboardInterrupt):
             raise
+
+
+def _whole(exc: BaseException | None, problem: str, limit: int = 1000) -> str:
+    """``problem`` with the lines of ``exc``'s message after its first, for the size hints: a repository's own error
+    may give its numbers on a second line ("Input size has to be larger than receptive_fields\nInput size: 32,
+    Receptive fields size: 62")."""
+    if exc is None:
+        return problem
+    rest = f"{exc}".splitlines()[1:]
+    return "\n".join([problem, *rest])[:limit] if rest else problem
 
 
 def _short(exc: BaseException, limit: int = 300) -> str:
