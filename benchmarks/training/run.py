@@ -101,7 +101,7 @@ def write_data(entry: dict, tree: Path) -> None:
             write_checkerboard(path, spec.get("n", 20000))
         elif spec["kind"] == "image_folder":
             write_image_folder(path, spec.get("classes", 10), spec.get("train", 320), spec.get("val", 64),
-                               spec.get("size", 32))
+                               spec.get("size", 32), spec.get("lists"), tree)
         else:
             raise SystemExit(f"{entry['id']}: unknown data kind {spec['kind']}")
 
@@ -129,10 +129,13 @@ def write_mnist(folder: Path, n_train: int, n_test: int, gz: bool, raw: bool) ->
                 (folder / name).write_bytes(blob)
 
 
-def write_image_folder(root: Path, classes: int, n_train: int, n_val: int, size: int) -> None:
+def write_image_folder(root: Path, classes: int, n_train: int, n_val: int, size: int, lists: dict | None = None,
+                       tree: Path | None = None) -> None:
     """An ImageNet-style folder: ``train/`` and ``val/`` PNG images (RGB, size x size) with ``meta/train.txt`` and
     ``meta/val.txt`` listing "relative/path label" a line, as ImageNet's meta files do. One fixed colour pattern per
-    class plus noise, so a classifier has something to learn."""
+    class plus noise, so a classifier has something to learn. ``lists`` ({"train": path, "val": path,
+    "relative_to": dir}, paths in the tree) also writes "image-path label" lists whose image paths are relative to
+    ``relative_to`` (the script's working directory), as a tutorial's generated txt lists are."""
     import numpy as np
     from PIL import Image
 
@@ -149,6 +152,12 @@ def write_image_folder(root: Path, classes: int, n_train: int, n_val: int, size:
             Image.fromarray(img).save(root / split / rel)
             lines.append(f"{rel} {label}")
         (root / "meta" / f"{split}.txt").write_text("\n".join(lines) + "\n")
+        if lists and split in lists:
+            base = tree / lists.get("relative_to", ".")
+            rows = [f"{os.path.relpath(root / split / line.rsplit(' ', 1)[0], base)} {line.rsplit(' ', 1)[1]}"
+                    for line in lines]
+            (tree / lists[split]).parent.mkdir(parents=True, exist_ok=True)
+            (tree / lists[split]).write_text("\n".join(rows) + "\n")
 
 
 def write_checkerboard(path: Path, n: int) -> None:
