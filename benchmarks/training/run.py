@@ -194,6 +194,16 @@ def run_side(python: str, side: str, mode: str, tree: Path, state: Path, entry: 
     return {"rc": rc, "stdout": out, "stderr": err, "seconds": round(time.time() - start, 1)}
 
 
+def fresh_tree(work: Path) -> Path:
+    """A copy of the torch tree as it was before the first run, for a control run: what the script's first run left
+    behind (an output directory it refuses to overwrite, a checkpoint it would resume from) is not there, as it was
+    not for the runs the control measures."""
+    tree = work / "control_tree"
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(work / "pristine", tree, symlinks=True)
+    return tree
+
+
 def _text(stream) -> str:
     return (stream or b"").decode(errors="replace") if isinstance(stream, bytes) else (stream or "")
 
@@ -352,6 +362,7 @@ def run_entry(entry: dict, args) -> dict:
     rc, conv_log = convert(args.python, src, conv)
     write_data(entry, src)
     write_data(entry, conv)
+    shutil.copytree(src, work / "pristine", symlinks=True)  # the torch tree before any run, for the controls
     mode = "track" if entry.get("deterministic") else "plain"
     res = {"id": entry["id"], "repo": entry["repo"], "kind": entry.get("kind", ""), "convert_rc": rc,
            "started": started,
@@ -372,7 +383,7 @@ def run_entry(entry: dict, args) -> dict:
         # A deterministic script whose number of losses is decided by a tolerance test (L-BFGS's line search and
         # stopping tests: 75 closure calls against torch's 76) on a chaotic curve: judged on the losses both printed
         # if every port loss there is within torch's own float32 noise (its float64 control); the count is recorded.
-        c = run_side(args.python, "torch", "control", src, state, entry, args.timeout)
+        c = run_side(args.python, "torch", "control", fresh_tree(work), state, entry, args.timeout)
         (work / "control.log").write_text(c["stdout"] + "\n---stderr---\n" + c["stderr"])
         pat = entry.get("loss", DEFAULT_LOSS)
         st, sm, sc = (losses(printed(entry, x), pat) for x in (t, m, c))
@@ -385,7 +396,7 @@ def run_entry(entry: dict, args) -> dict:
                 res.update(tracks=True, tracked_by=f"noise (count {counts[1]} of torch's {counts[0]}, within noise "
                            f"over the {n} both printed)", control_max_rel=noise, loss_counts=counts)
     if res.get("runs") and res.get("tracks") is False:  # beyond 1e-4: is it the script's float32 noise?
-        c = run_side(args.python, "torch", "control", src, state, entry, args.timeout)
+        c = run_side(args.python, "torch", "control", fresh_tree(work), state, entry, args.timeout)
         (work / "control.log").write_text(c["stdout"] + "\n---stderr---\n" + c["stderr"])
         pat = entry.get("loss", DEFAULT_LOSS)
         if c["rc"] == 0:
@@ -394,7 +405,7 @@ def run_entry(entry: dict, args) -> dict:
         else:
             res["control_error"] = error_line(c["stderr"])
         if c["rc"] == 0 and not res["tracks"]:  # a kink crossed (a ReLU input within rounding of zero)? torch 1 ulp away
-            n = run_side(args.python, "torch", "nudge", src, state, entry, args.timeout)
+            n = run_side(args.python, "torch", "nudge", fresh_tree(work), state, entry, args.timeout)
             (work / "nudge.log").write_text(n["stdout"] + "\n---stderr---\n" + n["stderr"])
             if n["rc"] == 0:
                 st, sm, sc, sn = (losses(printed(entry, x), pat) for x in (t, m, c, n))
