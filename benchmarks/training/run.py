@@ -101,7 +101,7 @@ def write_data(entry: dict, tree: Path) -> None:
             write_checkerboard(path, spec.get("n", 20000))
         elif spec["kind"] == "image_folder":
             write_image_folder(path, spec.get("classes", 10), spec.get("train", 320), spec.get("val", 64),
-                               spec.get("size", 32))
+                               spec.get("size", 32), spec.get("lists"), tree)
         else:
             raise SystemExit(f"{entry['id']}: unknown data kind {spec['kind']}")
 
@@ -129,10 +129,13 @@ def write_mnist(folder: Path, n_train: int, n_test: int, gz: bool, raw: bool) ->
                 (folder / name).write_bytes(blob)
 
 
-def write_image_folder(root: Path, classes: int, n_train: int, n_val: int, size: int) -> None:
+def write_image_folder(root: Path, classes: int, n_train: int, n_val: int, size: int, lists: dict | None = None,
+                       tree: Path | None = None) -> None:
     """An ImageNet-style folder: ``train/`` and ``val/`` PNG images (RGB, size x size) with ``meta/train.txt`` and
     ``meta/val.txt`` listing "relative/path label" a line, as ImageNet's meta files do. One fixed colour pattern per
-    class plus noise, so a classifier has something to learn."""
+    class plus noise, so a classifier has something to learn. ``lists`` ({"train": path, "val": path,
+    "relative_to": dir}, paths in the tree) also writes "image-path label" lists whose image paths are relative to
+    ``relative_to`` (the script's working directory), as a tutorial's generated txt lists are."""
     import numpy as np
     from PIL import Image
 
@@ -149,6 +152,12 @@ def write_image_folder(root: Path, classes: int, n_train: int, n_val: int, size:
             Image.fromarray(img).save(root / split / rel)
             lines.append(f"{rel} {label}")
         (root / "meta" / f"{split}.txt").write_text("\n".join(lines) + "\n")
+        if lists and split in lists:
+            base = tree / lists.get("relative_to", ".")
+            rows = [f"{os.path.relpath(root / split / line.rsplit(' ', 1)[0], base)} {line.rsplit(' ', 1)[1]}"
+                    for line in lines]
+            (tree / lists[split]).parent.mkdir(parents=True, exist_ok=True)
+            (tree / lists[split]).write_text("\n".join(rows) + "\n")
 
 
 def write_checkerboard(path: Path, n: int) -> None:
@@ -183,6 +192,16 @@ def run_side(python: str, side: str, mode: str, tree: Path, state: Path, entry: 
     except subprocess.TimeoutExpired as e:  # what it printed by then is kept: slow (losses coming) or stuck?
         rc, out, err = -9, _text(e.stdout), _text(e.stderr) + "\ntimeout"
     return {"rc": rc, "stdout": out, "stderr": err, "seconds": round(time.time() - start, 1)}
+
+
+def fresh_tree(work: Path) -> Path:
+    """A copy of the torch tree as it was before the first run, for a control run: what the script's first run left
+    behind (an output directory it refuses to overwrite, a checkpoint it would resume from) is not there, as it was
+    not for the runs the control measures."""
+    tree = work / "control_tree"
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(work / "pristine", tree, symlinks=True)
+    return tree
 
 
 def _text(stream) -> str:
@@ -343,6 +362,7 @@ def run_entry(entry: dict, args) -> dict:
     rc, conv_log = convert(args.python, src, conv)
     write_data(entry, src)
     write_data(entry, conv)
+    shutil.copytree(src, work / "pristine", symlinks=True)  # the torch tree before any run, for the controls
     mode = "track" if entry.get("deterministic") else "plain"
     res = {"id": entry["id"], "repo": entry["repo"], "kind": entry.get("kind", ""), "convert_rc": rc,
            "started": started,
@@ -363,7 +383,7 @@ def run_entry(entry: dict, args) -> dict:
         # A deterministic script whose number of losses is decided by a tolerance test (L-BFGS's line search and
         # stopping tests: 75 closure calls against torch's 76) on a chaotic curve: judged on the losses both printed
         # if every port loss there is within torch's own float32 noise (its float64 control); the count is recorded.
-        c = run_side(args.python, "torch", "control", src, state, entry, args.timeout)
+        c = run_side(args.python, "torch", "control", fresh_tree(work), state, entry, args.timeout)
         (work / "control.log").write_text(c["stdout"] + "\n---stderr---\n" + c["stderr"])
         pat = entry.get("loss", DEFAULT_LOSS)
         st, sm, sc = (losses(printed(entry, x), pat) for x in (t, m, c))
@@ -376,7 +396,7 @@ def run_entry(entry: dict, args) -> dict:
                 res.update(tracks=True, tracked_by=f"noise (count {counts[1]} of torch's {counts[0]}, within noise "
                            f"over the {n} both printed)", control_max_rel=noise, loss_counts=counts)
     if res.get("runs") and res.get("tracks") is False:  # beyond 1e-4: is it the script's float32 noise?
-        c = run_side(args.python, "torch", "control", src, state, entry, args.timeout)
+        c = run_side(args.python, "torch", "control", fresh_tree(work), state, entry, args.timeout)
         (work / "control.log").write_text(c["stdout"] + "\n---stderr---\n" + c["stderr"])
         pat = entry.get("loss", DEFAULT_LOSS)
         if c["rc"] == 0:
@@ -385,7 +405,7 @@ def run_entry(entry: dict, args) -> dict:
         else:
             res["control_error"] = error_line(c["stderr"])
         if c["rc"] == 0 and not res["tracks"]:  # a kink crossed (a ReLU input within rounding of zero)? torch 1 ulp away
-            n = run_side(args.python, "torch", "nudge", src, state, entry, args.timeout)
+            n = run_side(args.python, "torch", "nudge", fresh_tree(work), state, entry, args.timeout)
             (work / "nudge.log").write_text(n["stdout"] + "\n---stderr---\n" + n["stderr"])
             if n["rc"] == 0:
                 st, sm, sc, sn = (losses(printed(entry, x), pat) for x in (t, m, c, n))

@@ -177,6 +177,27 @@ class TrainingLoopRule(Rule):
         Example(
             before="""
                 import torch
+
+
+                def dampen(optimizer, factors):
+                    for group, factor in zip(optimizer.param_groups, factors):
+                        group['lr'] *= factor
+                    return [group['lr'] for group in optimizer.param_groups]
+            """,
+            after="""
+                from mindport.runtime import optim as mp_optim
+
+
+                def dampen(optimizer, factors):
+                    for group, factor in zip(optimizer.param_groups, factors):
+                        mp_optim.set_group(group, 'lr', group['lr'] * (factor))
+                    return [float(group['lr']) for group in optimizer.param_groups]
+            """,
+            note="A warmup library's dampening: groups bound by a loop over zip(opt.param_groups, ...) (or enumerate, or a comprehension) are written in place (a MindSpore group's lr is the Parameter its optimizer and scheduler read; *= had rebound it, and the optimizer kept the undampened rate), and their lr is read as torch's Python float, not an alias of the Parameter that later writes would move.",
+        ),
+        Example(
+            before="""
+                import torch
                 import torch.nn as nn
 
 
@@ -1031,7 +1052,7 @@ class TrainingLoopRule(Rule):
                     for epoch in range(4):
                         if epoch == 2:
                             for g in opt.param_groups:
-                                mp_optim.set_group(g, "lr", g["lr"] * 0.3)
+                                mp_optim.set_group(g, "lr", float(g["lr"]) * 0.3)
                         def forward_fn():
                             loss = mp_math.mean(((model(x) - y) ** 2))
                             return loss
@@ -1205,8 +1226,12 @@ class TrainingLoopRule(Rule):
         """``opt.param_groups[i]['lr']`` on an optimizer of the file."""
         key = node.slice[0].slice if len(node.slice) == 1 else None
         groups = node.value
-        return isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) \
-            and key.value.evaluated_value == "lr" and isinstance(groups, cst.Subscript) \
+        if not (isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString)
+                and key.value.evaluated_value == "lr"):
+            return False
+        if isinstance(groups, cst.Name):  # g['lr'], g bound by a loop over param_groups: torch's float, not an alias
+            return groups.value in self._group_names  # of the group's Parameter (a saved list kept moving with it)
+        return isinstance(groups, cst.Subscript) \
             and isinstance(groups.value, cst.Attribute) and groups.value.attr.value == "param_groups" \
             and isinstance(groups.value.value, cst.Name) and groups.value.value.value in self.optimizers
 
@@ -1242,6 +1267,12 @@ class TrainingLoopRule(Rule):
         # optimizers and scalers of the whole file first: a train_step function may stand before the code making them
         for assign in all_nodes(node, cst.Assign):
             self._learn(assign)
+        # names bound to an optimizer's param groups by a loop or a comprehension anywhere in the file (a
+        # comprehension's element is visited before its ``for``)
+        for loop in (*all_nodes(node, cst.For), *all_nodes(node, cst.CompFor)):
+            if isinstance(loop.iter, cst.Attribute) and loop.iter.attr.value == "param_groups" \
+                    or _pairs_param_groups(loop.iter):
+                self._group_names.update(target_names(loop.target))
         # and a receiver of both .zero_grad() and .step() (an optimizer passed in as an argument)
         methods: dict[str, set[str]] = {}
         for call in _all_calls(node):
@@ -1336,6 +1367,10 @@ class TrainingLoopRule(Rule):
         if isinstance(node.iter, cst.Attribute) and node.iter.attr.value == "param_groups" \
                 and isinstance(node.target, cst.Name):
             self._group_names.add(node.target.value)
+        elif _pairs_param_groups(node.iter):
+            # for group, factor in zip(opt.param_groups, factors) / for i, g in enumerate(opt.param_groups): the
+            # targets may be groups (set_group on any other dict stores as torch does)
+            self._group_names.update(target_names(node.target))
         if "param" in code_of(node.iter).lower():  # for p in model.parameters() / zip(params, grads): tensors
             self._param_vars.append(set(target_names(node.target)))
         else:
@@ -1478,6 +1513,9 @@ class TrainingLoopRule(Rule):
             return False  # its gradients are a function defined in the body: the general region takes the loop
         if _reads_grad(loop.body):
             return False  # p.grad read in the step (gradient norms before clipping): the general region fills .grad
+        outer = self._outer_loops.get(id(self.scope))
+        if outer is not None and outer is not loop and _reads_grad(outer.body):
+            return False  # ... or after the batches, in the epoch loop (the last batch's gradients logged per epoch)
         own = self._loop_targets.pop()
         stepped, never = set(self._stepped), set(self._never_reset)
         try:
@@ -2931,3 +2969,12 @@ def _sets_mode_of(line, name: str) -> bool:
     return isinstance(line, cst.SimpleStatementLine) and any(
         isinstance(call.func, cst.Attribute) and call.func.attr.value in ("train", "eval", "set_train")
         and dotted_name(call.func.value) == name for call in _all_calls(line))
+
+
+def _pairs_param_groups(iterable: cst.BaseExpression) -> bool:
+    """``zip(opt.param_groups, ...)`` / ``enumerate(opt.param_groups)``: a loop whose targets include an optimizer's
+    param groups (a warmup library's ``for group, params in zip(self.optimizer.param_groups, self.warmup_params):
+    group['lr'] *= omega``)."""
+    return isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+        and iterable.func.value in ("zip", "enumerate") \
+        and any(isinstance(a.value, cst.Attribute) and a.value.attr.value == "param_groups" for a in iterable.args)
