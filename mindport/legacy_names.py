@@ -21,6 +21,13 @@ def families() -> tuple[dict, ...]:
 
 
 @cache
+def moved_modules() -> dict[str, str]:
+    """Old module -> the module a library renamed it to, every name kept (the table's ``moved_module`` entries)."""
+    entries = tomllib.loads(TABLE.read_text(encoding="utf-8")).get("moved_module", [])
+    return {e["old"]: e["new"] for e in entries}
+
+
+@cache
 def legacy() -> dict[str, str]:
     """Old qualified name -> current qualified name."""
     out: dict[str, str] = {}

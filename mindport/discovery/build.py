@@ -255,8 +255,14 @@ def ctor_attempts(cand: dict, user: str | None) -> list[tuple[str, str]]:
         # computed as d_model // head_dim with head_dim 64 is 0 below it ("a layer of width 0": gau-nernst's
         # Whisper and T5 attention, ``n_heads = d_model // 64``)
         for size, last_resort in ((16, False), (8, False), (16, True), (32, False), (64, False)):
+            # the repository's own defaults of a namespace's keys at the first attempt that is complete: the
+            # last-resort pass when the first left a parameter of unknown kind (fmu2/realNVP's couplings,
+            # ``(in_out_dim, mid_dim, mask_config, hps)``: mask_config has a value only as a last resort, where
+            # ``hps.res_blocks`` was guessed by its plural name, [2, 2], not train.py's ``--res_blocks`` 8, and
+            # ``if res_blocks > 0`` failed: 7 of its 10 classes not built)
+            defaults = size == 16 and (not last_resort or first_values is None)
             values = [(repr(p["choices"][0]) if p.get("choices") else None) or _config_value(p, cand, size)
-                      or used_value(p, size, repository_defaults=size == 16 and not last_resort)
+                      or used_value(p, size, repository_defaults=defaults)
                       # a plural name the class uses as a count or a size is an int (StemGNN's ``units``:
                       # ``nn.GRU(time_step, units)``, ``torch.zeros(size=(units, 1))``), not the plural's list
                       or small_value(p["name"], p["annotation"] or ("int" if p.get("count") else ""), size,
@@ -2891,6 +2897,10 @@ class _Reached(Exception):
     pass
 
 
+# a view of the flattened features at a fixed width: (the width, the elements it got)
+_FLAT_VIEW = re.compile(r"shape '\[-1, (\d+)\]' is invalid for input of size (\d+)")
+
+
 def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> list[str]:
     """The first input at the spatial size the model's classifier was built for, when the forward's error is a
     Linear layer refusing the flattened features ("mat1 and mat2 shapes cannot be multiplied (2x1600 and 576x128)":
@@ -2905,17 +2915,34 @@ def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> li
     from mindport.validators.parity.loading import make_inputs, map_arrays, parse_input_spec
 
     m = re.search(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", problem)
+    viewed = _FLAT_VIEW.search(problem)
     shape, _, rest = specs[0].partition(":") if specs else ("", "", "")
-    if m is None or not re.fullmatch(r"\d+(x\d+){2,4}", shape) or not rest.startswith("float"):
+    if (m is None and viewed is None) or not re.fullmatch(r"\d+(x\d+){2,4}", shape) or not rest.startswith("float"):
         return []
-    wanted = int(m.group(3))
     dims = [int(v) for v in shape.split("x")]
-    layers = [mod for mod in model.modules() if isinstance(mod, torch.nn.Linear) and mod.in_features == wanted]
-    if not layers or int(m.group(2)) == wanted:
-        return []
+    if m is None:
+        # the flattened features viewed at the width the classifier was built for (``x.view(-1, 320)`` of the
+        # PyTorch MNIST example's Net, 20 x 4 x 4 for a 28 x 28 input: "shape '[-1, 320]' is invalid for input of
+        # size 1000" at 32 x 32; pritishyuvraj/Voice-Conversion-GAN's tutorial notebook): the width is read from the
+        # view's error (its elements per sample), a side whose forward gets past the view with an output of the
+        # input's batch is the one
+        wanted, target = int(viewed.group(1)), viewed.group(1)
+        if int(viewed.group(2)) == dims[0] * wanted:
+            return []
+        layers = []
+    else:
+        wanted, target = int(m.group(3)), None
+        layers = [mod for mod in model.modules() if isinstance(mod, torch.nn.Linear) and mod.in_features == wanted]
+        if not layers or int(m.group(2)) == wanted:
+            return []
 
     def reached(mod, args):
         raise _Reached(args[0].shape[-1] if args and hasattr(args[0], "shape") else -1)
+
+    def batch(out) -> int:
+        first = next(iter(out.values()), None) if isinstance(out, dict) else \
+            out[0] if isinstance(out, (tuple, list)) and out else out
+        return int(first.shape[0]) if hasattr(first, "shape") and len(first.shape) > 0 else 0
 
     def width(side: int):
         first = "x".join(map(str, [*dims[:2], *[side] * (len(dims) - 2)])) + ":" + rest
@@ -2927,11 +2954,17 @@ def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> li
         _alarm(seconds)
         try:
             with torch.no_grad():
-                model(*[map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays])
+                out = model(*[map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays])
+            if target is not None:  # past the view: its rows are the output's batch (the input's when it fits)
+                rows = batch(out)
+                return (wanted * rows / dims[0] if rows else None), first
             return None, first  # never reached the layer
         except _Reached as got:
             return got.args[0], first
-        except Exception:  # noqa: BLE001 - too small for a kernel: counts as short
+        except Exception as error:  # noqa: BLE001 - too small for a kernel: counts as short
+            again = _FLAT_VIEW.search(str(error)) if target is not None else None
+            if again is not None and again.group(1) == target:
+                return int(again.group(2)) / dims[0], first
             return 0, first
         finally:
             _no_alarm()
@@ -3242,7 +3275,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             rank = _rank_hint(problem, len(specs[0].split(":")[0].split("x"))) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (
                 _size_hint(_whole(failure, problem), specs[0]) if hint else [])
-            if problem is not None and fitted < 2 and "mat1 and mat2" in problem and specs:
+            if problem is not None and fitted < 2 and specs and ("mat1 and mat2" in problem
+                                                                 or _FLAT_VIEW.search(problem)):
                 # a classifier built for one input size (a Linear over the flattened features): that size
                 fitted += 1
                 for first in _flattened_fits(model, specs, problem, seconds):

@@ -20,7 +20,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 
-from mindport.legacy_names import by_module
+from mindport.legacy_names import by_module, moved_modules
 
 
 def _restore(module) -> None:
@@ -38,6 +38,8 @@ class _AfterImport(importlib.abc.MetaPathFinder):
     """Finds a module with the old names as the other finders do, and restores the names once it has run."""
 
     def find_spec(self, name, path=None, target=None):
+        if name in moved_modules():
+            return self._moved(name, path, target)
         if name not in by_module():
             return None
         for finder in sys.meta_path:
@@ -59,6 +61,35 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
         loader.exec_module = exec_module
         return spec
+
+
+    def _moved(self, name, path, target):
+        """The renamed module's own object under its old name (``pytorch_lightning.core.lightning`` is
+        ``pytorch_lightning.core.module``, ``legacy_names.toml``'s moved_module entries), when no other finder finds
+        a module of the old name and the new one imports; else None (the other finders decide)."""
+        for finder in sys.meta_path:
+            if type(finder).__module__.startswith("mindport.") or not hasattr(finder, "find_spec"):
+                continue  # (a stand-in of the stubs is no module of the library)
+            if finder.find_spec(name, path, target) is not None:
+                return None  # the installed library still has it
+        try:
+            new = importlib.import_module(moved_modules()[name])
+        except ImportError:
+            return None
+        return importlib.machinery.ModuleSpec(name, _Alias(new), is_package=hasattr(new, "__path__"))
+
+
+class _Alias(importlib.abc.Loader):
+    """Gives an already imported module for another name."""
+
+    def __init__(self, module):
+        self.module, self.spec = module, getattr(module, "__spec__", None)
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        module.__spec__ = self.spec  # the import set the old name's spec on it: its own again
 
 
 def install() -> None:

@@ -1774,7 +1774,7 @@ def _argparse_defaults(tree) -> dict[str, str]:
                         pass
                 out[str(dest)] = ast.unparse(default)
     if out:
-        for node in tree.body if isinstance(tree, ast.Module) else []:
+        for node in _module_level(tree):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
                     and isinstance(node.targets[0].value, ast.Name) and node.targets[0].attr in out:
                 value = _post_processed(node.value, node.targets[0].value.id, node.targets[0].attr,
@@ -1782,6 +1782,23 @@ def _argparse_defaults(tree) -> dict[str, str]:
                 if value is not None:
                     out[node.targets[0].attr] = value
         _set_after_parsing(tree, out)
+    return out
+
+
+def _module_level(tree) -> list:
+    """The statements a module runs when it is run as a script: its body and, through them, the bodies of its
+    module-level ``if`` (the ``if __name__ == '__main__':`` block, where alipay/Pyraformer's scripts post-process
+    the parsed namespace: ``opt.window_size = eval(opt.window_size)``), in source order."""
+    out: list = []
+
+    def walk(body) -> None:
+        for node in body:
+            out.append(node)
+            if isinstance(node, ast.If):
+                walk(node.body)
+                walk(node.orelse)
+
+    walk(tree.body if isinstance(tree, ast.Module) else [])
     return out
 
 
@@ -1847,8 +1864,18 @@ def _dict_literal_entries(tree) -> dict[str, str]:
     return out
 
 
+def _literal_of(text):
+    """What a script's ``eval(text)`` / ``ast.literal_eval(text)`` of an option string gives, when the string is a
+    Python literal (alipay/Pyraformer: ``-window_size`` of type str, default ``'[4, 4, 4]'``, then
+    ``opt.window_size = eval(opt.window_size)``; the builder handed the models the string, and ``opt.window_size[0]``
+    was '['). Any other string raises: no value, the default stays."""
+    if not isinstance(text, str):
+        raise ValueError(text)
+    return ast.literal_eval(text)
+
+
 _SAFE_CALLS = {"list": list, "tuple": tuple, "map": map, "int": int, "float": float, "str": str, "bool": bool,
-               "len": len, "sorted": sorted}
+               "len": len, "sorted": sorted, "eval": _literal_of, "literal_eval": _literal_of}
 _SAFE_METHODS = {"split", "strip", "lower", "upper", "replace", "rstrip", "lstrip"}
 _SAFE_NODES = (ast.Expression, ast.Call, ast.Name, ast.Load, ast.Store, ast.Attribute, ast.Lambda, ast.arguments,
                ast.arg, ast.Constant, ast.List, ast.Tuple, ast.ListComp, ast.comprehension, ast.BinOp, ast.Add,
@@ -1880,9 +1907,12 @@ def _namespace_value(expr, holder: str, known: dict[str, str]) -> str | None:
             if isinstance(n.value, ast.Name) and n.value.id == holder:
                 if n.attr not in known:
                     return None
+            elif n.attr == "literal_eval" and isinstance(n.value, ast.Name) and n.value.id == "ast":
+                continue  # ast.literal_eval(holder.attr): _literal_of
             elif n.attr not in _SAFE_METHODS:
                 return None
-        if isinstance(n, ast.Name) and n.id not in _SAFE_CALLS and n.id not in local and n.id != holder:
+        if isinstance(n, ast.Name) and n.id not in _SAFE_CALLS and n.id not in local and n.id != holder \
+                and n.id != "ast":
             return None
     try:
         import types
@@ -1890,7 +1920,8 @@ def _namespace_value(expr, holder: str, known: dict[str, str]) -> str | None:
         values = {k: ast.literal_eval(v) for k, v in known.items()
                   if any(isinstance(n, ast.Attribute) and n.attr == k for n in ast.walk(expr))}
         result = eval(compile(ast.Expression(expr), "<argparse>", "eval"),  # noqa: S307 - checked above
-                      {"__builtins__": {}, **_SAFE_CALLS, holder: types.SimpleNamespace(**values)})
+                      {"__builtins__": {}, **_SAFE_CALLS, "ast": types.SimpleNamespace(literal_eval=_literal_of),
+                       holder: types.SimpleNamespace(**values)})
         text = repr(result)
         ast.literal_eval(text)
     except Exception:  # noqa: BLE001 - no value: the literal default stays

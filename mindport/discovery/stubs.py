@@ -300,6 +300,30 @@ def _set_references(module: types.ModuleType) -> None:
             setattr(module, name, getattr(source, name))
 
 
+_STATEMENT_MODULES: dict[str, dict[int, frozenset]] = {}
+
+
+def _statement_modules(file: str) -> dict[int, frozenset]:
+    """{line: the modules the import statement there names} for ``file`` (every line of a statement written over
+    several): ``import a.b.c`` and ``from a.b.c import n`` name a.b.c, a.b and a; a relative import names none here.
+    Read with ``ast`` once per file."""
+    if file not in _STATEMENT_MODULES:
+        lines: dict[int, set] = {}
+        tree = _parsed(file)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Import):
+                dotted = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                dotted = [node.module]
+            else:
+                continue
+            names = {".".join(d.split(".")[:i]) for d in dotted for i in range(1, d.count(".") + 2)}
+            for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                lines.setdefault(line, set()).update(names)
+        _STATEMENT_MODULES[file] = {k: frozenset(v) for k, v in lines.items()}
+    return _STATEMENT_MODULES[file]
+
+
 _METACLASSES: dict[str, frozenset] = {}
 
 
@@ -347,13 +371,27 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.roots = tuple(os.path.realpath(r) + os.sep for r in roots if r)
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname.split(".")[0] in _NEVER or fullname.startswith("_"):
-            return None
         top = sys.modules.get(fullname.split(".")[0])
+        if fullname.startswith("_") and not ("." in fullname and top is not None and self._in_roots(top)):
+            # a private module (``_ssl``, ``_mindport_user``) is nobody's to stub; a module of the repository's own
+            # package that is not there is (Relation-Shape-CNN's ``_ext/pointnet2/__init__.py``: ``from ._pointnet2
+            # import lib``, the CUDA extension its build_ffi.py compiles; the models that call it fail at their
+            # forward, the others no longer stop at import)
+            return None
         if "." in fullname and top is not None and not isinstance(top, _StubModule) and not self._in_roots(top):
-            # a name an installed package lacks: ``from collections import Sequence`` (gone since Python 3.10)
-            # asks for a submodule ``collections.Sequence`` last; a stub module there became a base class (a
-            # package of the repository's own keeps its stubs: a file the conversion left out, nnAudio's gammatone)
+            # a submodule an installed package no longer has. Named by the import statement itself (``from
+            # pytorch_lightning.utilities.distributed import rank_zero_only``, moved to ``.rank_zero`` in Lightning
+            # 1.8; ``from torch.utils.ffi import _wrap_function``, torch 1.0's CUDA-extension glue, gone since): a
+            # stand-in module, as for a missing package (mx-mark/VideoTransformer-pytorch: 14 classes stopped at
+            # import; Relation-Shape-CNN: 9), named in the report by its full name. Only asked for by the import
+            # machinery (``from collections import Sequence``, gone since Python 3.10, asks for a submodule
+            # ``collections.Sequence`` last): no stub module, a stub module there became a base class; the name
+            # gets its stand-in from _missing_names_import below (a package of the repository's own keeps its
+            # stubs: a file the conversion left out, nnAudio's gammatone)
+            if top.__name__ in _NAMES_NEVER or not self._statement_names(fullname, sys._getframe(1)):
+                return None
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        if fullname.split(".")[0] in _NEVER:
             return None
         if not isinstance(top, _StubModule) and not self._from_project():
             return None
@@ -373,6 +411,15 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         file = frame.f_code.co_filename
         return os.path.realpath(file).startswith(self.roots) and frame.f_lineno not in _guarded_lines(file)
 
+    def _statement_names(self, fullname: str, frame) -> bool:
+        """Is the import statement being run at a line of the repository's files (outside a ``try`` that handles
+        ImportError) one that names module ``fullname`` itself (``import a.b.c``, ``from a.b.c import n``: a.b.c and
+        its parents a.b, a)?"""
+        frame = _asking_frame(frame)
+        if frame is None or not self._project_line(frame):
+            return False
+        return fullname in _statement_modules(frame.f_code.co_filename).get(frame.f_lineno, ())
+
     def _in_roots(self, module) -> bool:
         """Is ``module`` (a package) one of the repository's own?"""
         paths = list(getattr(module, "__path__", None) or []) + [getattr(module, "__file__", None) or ""]
@@ -384,6 +431,12 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def _label(self, name: str) -> str:
         return name.split(".")[0]
+
+    def _label_of(self, name: str) -> str:
+        top = sys.modules.get(name.split(".")[0])
+        if top is not None and not isinstance(top, _StubModule) and not self._in_roots(top):
+            return name  # a submodule an installed package lacks: the package itself is real
+        return self._label(name)
 
     def create_module(self, spec):
         module = _StubModule(spec.name)
@@ -397,7 +450,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             _set_references(module)
         if module.__name__ in ENVIRONMENT_MODULES:
             module.make = StandInEnv
-        _record(self._label(module.__name__))
+        _record(self._label_of(module.__name__))
 
 
 def _record(label: str) -> None:
