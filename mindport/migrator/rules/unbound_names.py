@@ -20,7 +20,8 @@ _DYNAMIC = ("import *", "globals()", "exec(", "__builtins__", "setattr(sys.modul
 
 
 class UnboundNameTransform(GraphMethodRule):
-    """In a model's methods, a statement on a branch of an ``if`` that reads a name nothing binds (not the method, not
+    """In a model's methods and the module's functions, a statement on a branch of an ``if`` (or after an ``if`` one
+    of whose branches returns, raises, continues or breaks) that reads a name nothing binds (not the function, not
     the module, not Python's builtins) is ``raise NameError(...)``, with the statement kept above it as a comment.
 
     Such a read is the repository's own slip, usually on a branch its runs never take (``if lengths is not None:
@@ -31,7 +32,13 @@ class UnboundNameTransform(GraphMethodRule):
     compiles it (a branch settled when the graph is built drops it; one decided at run time raises there, as torch
     does).
 
-    Taken only on a branch (a line every call runs would fail in torch too: a fragment, not a model), and only in a
+    A module's function is compiled by the graph of every method that calls it, so its lines are treated alike:
+    lucidrains' hourglass transformer's ``pad_to_multiple`` returns early when ``m.is_integer()`` and otherwise
+    reads ``math.ceil(m)`` in a file that never imports ``math``; torch never reached the line, GRAPH_MODE refused
+    the model ("The name 'math' is not defined").
+
+    Taken only on a branch or after an early exit (a line every call runs would fail in torch too: a fragment, not
+    a model), and only in a
     file that binds no names in ways a statement does not show (``from m import *``, ``globals()``,
     ``exec``); a name any statement of the module binds (at any depth outside functions: ``if __name__ ==
     "__main__": device = ...``), or the method binds (a parameter, an assignment, a loop, a nested function's), is
@@ -76,6 +83,42 @@ class UnboundNameTransform(GraphMethodRule):
         ),
         Example(
             before="""
+                import torch.nn as nn
+                import torch.nn.functional as F
+
+
+                def pad_to_multiple(x, multiple):
+                    m = x.shape[-1] / multiple
+                    if m.is_integer():
+                        return x
+                    return F.pad(x, (0, math.ceil(m) * multiple - x.shape[-1]))
+
+
+                class Pad(nn.Module):
+                    def forward(self, x):
+                        return pad_to_multiple(x, 4)
+            """,
+            after="""
+                from mindspore import nn
+
+
+                def pad_to_multiple(x, multiple):
+                    m = x.shape[-1] / multiple
+                    if m.is_integer():
+                        return x
+                    # mindport: 'math' is bound nowhere: torch raises NameError on this line (GRAPH_MODE compiles no unbound name)
+                    # return F.pad(x, (0, math.ceil(m) * multiple - x.shape[-1]))
+                    raise NameError("name 'math' is not defined")
+
+
+                class Pad(nn.Cell):
+                    def construct(self, x):
+                        return pad_to_multiple(x, 4)
+            """,
+            note="A module's function after an early return: math is never imported, the line raises as in torch.",
+        ),
+        Example(
+            before="""
                 from mindspore import nn
 
 
@@ -99,6 +142,8 @@ class UnboundNameTransform(GraphMethodRule):
         self._module_bound: frozenset[str] | None = None  # None: a file this rule leaves alone
         self._bound: list[frozenset[str]] = []  # per enclosing compiled function: the names bound in it
         self._in_branch: set[int] = set()  # ids of the statement lines an if of a compiled function holds
+        self._depth = 0  # enclosing classes and functions
+        self._raised: set[int] = set()  # ids of the raise statements written
 
     def visit_Module(self, node: cst.Module) -> None:
         if not self._module_classes or any(text in node.code for text in _DYNAMIC):
@@ -109,8 +154,19 @@ class UnboundNameTransform(GraphMethodRule):
             return
         self._module_bound = frozenset(_module_bindings(tree)) | _MODULE_NAMES | frozenset(dir(builtins))
 
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        super().visit_ClassDef(node)
+        self._depth += 1
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._depth -= 1
+        return updated_node
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         super().visit_FunctionDef(node)
+        if self._depth == 0:  # a module's function: a graph compiles it when a model's method calls it
+            self._compiled[-1] = True
+        self._depth += 1
         if not self.compiled or self._module_bound is None:
             return
         outer = self._bound[-1] if self._bound else frozenset()
@@ -123,6 +179,7 @@ class UnboundNameTransform(GraphMethodRule):
         self._in_branch |= _branch_lines(node.body)
 
     def leave_FunctionDef(self, original_node, updated_node):
+        self._depth -= 1
         if self.compiled and self._module_bound is not None and self._bound:
             self._bound.pop()
         return super().leave_FunctionDef(original_node, updated_node)
@@ -146,11 +203,29 @@ class UnboundNameTransform(GraphMethodRule):
             f"# mindport: {name!r} is bound nowhere: torch raises NameError on this line (GRAPH_MODE compiles no "
             "unbound name)"))] + [cst.EmptyLine(comment=cst.Comment(f"# {line}")) for line in original]
         raised = parse_statement(f"raise NameError({repr(f'name {name!r} is not defined')})")
-        return raised.with_changes(leading_lines=[*original_node.leading_lines, *comments])
+        raised = raised.with_changes(leading_lines=[*original_node.leading_lines, *comments])
+        self._raised.add(id(raised))
+        return raised
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        """The lines after a ``raise`` written here never run; a graph still resolves their names (a name the
+        replaced line bound, ``remainder = math.ceil(m) * k`` then ``F.pad(x, (0, remainder))``): they are kept as
+        comments at the block's end."""
+        body = list(updated_node.body)
+        cut = next((i for i, stmt in enumerate(body) if id(stmt) in self._raised), None)
+        if cut is None or cut == len(body) - 1:
+            return updated_node
+        dead = [line for stmt in body[cut + 1:] for line in code_of(stmt).strip("\n").splitlines()]
+        comments = [cst.EmptyLine(comment=cst.Comment(
+            "# mindport: the lines below never run after the raise above (GRAPH_MODE would resolve their names)"))]
+        comments += [cst.EmptyLine(comment=cst.Comment(f"# {line}".rstrip())) for line in dead]
+        return updated_node.with_changes(body=body[:cut + 1], footer=[*comments, *updated_node.footer])
 
 
 def _branch_lines(node: cst.CSTNode, inside: bool = False) -> set[int]:
-    """The ids of the statement lines under ``node`` that an ``if`` (or its ``elif``/``else``) holds."""
+    """The ids of the statement lines under ``node`` that an ``if`` (or its ``elif``/``else``) holds, or that follow,
+    in the same block, an ``if`` one of whose branches leaves it (``if m.is_integer(): return x`` then the lines run
+    only when it did not)."""
     out: set[int] = set()
     for child in node.children:
         if isinstance(child, cst.SimpleStatementLine):
@@ -158,7 +233,26 @@ def _branch_lines(node: cst.CSTNode, inside: bool = False) -> set[int]:
                 out.add(id(child))
             continue
         out |= _branch_lines(child, inside or isinstance(child, cst.If))
+        if isinstance(child, cst.If) and _leaves(child):
+            inside = True
     return out
+
+
+def _leaves(node: cst.If) -> bool:
+    """Whether a branch of ``node`` ends in ``return``, ``raise``, ``continue`` or ``break``: the lines after the
+    ``if`` in its block then run on some calls only."""
+    branch: cst.CSTNode | None = node
+    while branch is not None:
+        body = getattr(branch, "body", None)
+        last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else body
+        if isinstance(last, cst.SimpleStatementLine) and last.body and isinstance(
+                last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+            return True
+        if isinstance(last, cst.SimpleStatementSuite) and last.body and isinstance(
+                last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)):
+            return True
+        branch = getattr(branch, "orelse", None)
+    return False
 
 
 def _module_bindings(tree: ast.Module) -> set[str]:
