@@ -3286,9 +3286,15 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 # num_classes=self.num_categories)``): the same shape as ids below the smallest count of the model.
                 # Which: the argument the refusing layer was given, when it names one (image-caption-pytorch's
                 # CaptionModel(im_feat, word_seq) embeds its second; given the first one's 2 x 2048 features, it is
-                # a sentence of 16 ids), else the first and those given its form (an NCF's user and item ids)
+                # a sentence of 16 ids), else the first and those given its form (an NCF's user and item ids).
+                # Among them, those the forward hands as ids to a functional lookup when it does (scan.py's use
+                # "ids"; the layer last entered may be the model itself, given every argument): UGformerV1's
+                # ``F.embedding(input_x, X_concat)`` keeps its table float
                 low = min((v for v in int_facts.values() if 2 <= v <= 4096), default=10)
-                which = sorted(culprits) or [i for i, spec in enumerate(specs) if spec == specs[0]]
+                positional = [p for p in fwd if p["default"] is None and p["kind"] == "positional"]
+                which = [i for i, p in enumerate(positional[:len(specs)])
+                         if p.get("use") == "ids" and (not culprits or i in culprits)] \
+                    or sorted(culprits) or [i for i, spec in enumerate(specs) if spec == specs[0]]
                 ids = [(_token_form(spec, specs[0], i) if 0 not in which else spec.partition(":")[0])
                        + f":int64:0:{low}" if i in which and ":float" in spec and spec[:1].isdigit() else spec
                        for i, spec in enumerate(specs)]

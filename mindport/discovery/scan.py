@@ -1124,6 +1124,28 @@ def _forward_usage(func, params: list[Param]) -> None:
     _first_number(func, params)
 
 
+# torch's functions whose first argument is a tensor of ids (indices into a table, or class numbers)
+_ID_FUNCTIONS = {"embedding", "embedding_bag", "one_hot"}
+
+
+def _id_arguments(func, params: list[Param]) -> None:
+    """A required forward argument the forward hands as the ids of a functional lookup is an integer tensor
+    (``Param.use`` "ids"): ``F.embedding(input_x, X_concat)`` (daiquocnguyen/Graph-Transformer's UGformerV1 looks
+    its node ids up in a feature table that is another argument), ``F.one_hot(labels, n)``. Only torch's functional
+    spellings (``F.``, ``functional.``, ``nn.functional.``): ``torch.embedding(weight, indices)`` takes its table
+    first, and ``self.embedding(x)`` may be any layer. An argument with another use keeps it."""
+    names = {p.name: p for p in params if p.default is None and p.kind == "positional" and not p.use}
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _ID_FUNCTIONS and node.args and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in names):
+            continue
+        owner = node.func.value
+        if (isinstance(owner, ast.Name) and owner.id in ("F", "functional")) or \
+                (isinstance(owner, ast.Attribute) and owner.attr == "functional"):
+            names[node.args[0].id].use = "ids"
+
+
 def _first_number(func, params: list[Param]) -> None:
     """The first required argument is a number (``Param.use`` "number") when the forward hands it, alone or in
     integer arithmetic, to a size or a range (``torch.arange(j - i, j)``, ``x.view(n, -1)``, ``range(steps)``):
@@ -2154,6 +2176,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     _mapping_usage(fwd, fwd_params)
                     _object_usage(fwd, fwd_params)
                     _handed_layers(fwd, fwd_params)
+                    _id_arguments(fwd, fwd_params)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               config_fields=config_fields,
