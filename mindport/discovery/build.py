@@ -1780,6 +1780,10 @@ def _unpacked_forms(dims: list[str], rest: str, length: int, nested: list | None
 # (3x144 and 132x128)"; a recurrent layer's: (the size it takes, the size it got) of "input.size(-1) must be equal to
 # input_size. Expected 35, got 70"
 _MATMUL_WIDTHS = re.compile(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)")
+# a tensordot of the input's last axis with a parameter of the model (xynn's AutoInt attention layer:
+# ``torch.tensordot(x, self.W_q, dims=([-1], [0]))``): (the size it got, the size the parameter has), as a Linear's
+_TENSORDOT_WIDTHS = re.compile(r"contracted dimensions need to match, but first has size (\d+) in dim -1 and second "
+                               r"has size (\d+) in dim 0")
 _RNN_WIDTHS = re.compile(r"input\.size\(-1\) must be equal to input_size\. Expected (\d+), got (\d+)")
 # a LayerNorm first after the join (cal-ql's Q-function: ``cat([observations, actions], -1)`` into a network that
 # normalises first)
@@ -1838,10 +1842,13 @@ def sized_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> list[
     def resolved(sizes):
         out = []
         for axis, size in sizes:
-            if isinstance(size, str):
+            multiple = isinstance(size, str) and size.startswith("%")
+            if multiple:  # an axis the forward divides by a number of the model's: a multiple of it
+                size = _model_number(model, size[1:])
+            elif isinstance(size, str):
                 size = getattr(model, size[len("self."):], None) if size.startswith("self.") else None
             if type(size) is int and size > 0:
-                out.append([axis, size])
+                out.append([axis, size, multiple])
         return out
 
     required = [dict(p, sizes=resolved(p.get("sizes") or [])) for p in required]
@@ -1858,9 +1865,12 @@ def sized_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> list[
             forms = []
             for insert in (False, True):
                 dims = shape.split("x")
-                for axis, size in sorted(p["sizes"], key=lambda s: s[0] if s[0] >= 0 else 1 << 10):
+                for axis, size, multiple in sorted(p["sizes"], key=lambda s: s[0] if s[0] >= 0 else 1 << 10):
                     n = len(dims)
-                    if insert and n - 1 <= axis <= n:
+                    if multiple:  # kept when it is one already (the form's own size), else the number itself
+                        if not insert and -n <= axis < n and int(dims[axis]) % size:
+                            dims[axis] = str(size)
+                    elif insert and n - 1 <= axis <= n:
                         dims.insert(axis, str(size))
                     elif -n <= axis < n:
                         dims[axis] = str(size)
@@ -1875,6 +1885,30 @@ def sized_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> list[
             if list(combo) != template and list(combo) not in out:
                 out.append(list(combo))
     return out[:8]
+
+
+def _model_number(model, text: str) -> int | None:
+    """The value of scan.py's ``_model_number`` expression (``self.bs ** 2``) on the built model: ints only, None
+    when an attribute is missing or no int."""
+    import ast
+
+    def value(node):
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            v = getattr(model, node.attr, None)
+            return v if type(v) is int else None
+        if isinstance(node, ast.BinOp):
+            a, b = value(node.left), value(node.right)
+            if a is None or b is None or (isinstance(node.op, ast.Pow) and not 0 <= b <= 8):
+                return None
+            return {ast.Mult: a * b, ast.Add: a + b}.get(type(node.op), a ** b if isinstance(node.op, ast.Pow) else None)
+        return None
+
+    try:
+        return value(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def mapping_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
@@ -2276,7 +2310,7 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     if m is not None and seen is not None and len(dims) == len(seen.group(1).split(",")) + 1:
         axis = 2  # a series of frames (B x T x C x H x W) the model folds into its batch before the convolution
     if m is None:
-        m = _MATMUL_WIDTHS.search(problem)
+        m = _MATMUL_WIDTHS.search(problem) or _TENSORDOT_WIDTHS.search(problem)
         m = m and re.match(r"(\d+) (\d+)", f"{m.group(2)} {m.group(1)}")  # wanted, got
         axis = len(dims) - 1
     if m is None or len(dims) < 2 or rest.startswith("int"):

@@ -1454,6 +1454,31 @@ def _asserted_sizes(func, params: list[Param]) -> None:
         for name, axis, size in found:
             if node.lineno < rebound.get(name, 1 << 30) and all(a != axis for a, _ in names[name].sizes):
                 names[name].sizes.append([axis, size])
+    # an axis divided by a number of the model's (``N, C, H, W = x.size(); x.view(N, self.bs, self.bs, C // (self.bs
+    # ** 2), H, W)``: LynnHo's DepthToSpace) must be a multiple of it: [axis, "%self.bs ** 2"], read from the built
+    # model (a 16-channel form met block sizes 8 and 16 as "shape '[2, 8, 8, 0, 16, 16]' is invalid")
+    for node in ast.walk(func):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and _model_number(node.right):
+            read = axis_read(node.left)
+            if read and getattr(node, "lineno", 0) < rebound.get(read[0], 1 << 30) \
+                    and all(a != read[1] for a, _ in names[read[0]].sizes):
+                names[read[0]].sizes.append([read[1], "%" + ast.unparse(node.right)])
+
+
+def _model_number(node) -> bool:
+    """An expression of the model's attributes and integer constants (``self.bs ** 2``, ``self.groups``), with at
+    least one attribute."""
+    attrs = 0
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
+            attrs += 1
+        elif isinstance(n, ast.Name) and n.id == "self" or isinstance(n, (ast.Load, ast.operator, ast.Attribute)):
+            continue
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Pow, ast.Add)):
+            continue
+        elif not (isinstance(n, ast.Constant) and type(n.value) is int):
+            return False
+    return attrs > 0
 
 
 def _int_const(node) -> int | None:
