@@ -1460,7 +1460,8 @@ def _asserted_sizes(func, params: list[Param]) -> None:
     for node in ast.walk(func):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and _model_number(node.right):
             read = axis_read(node.left)
-            if read and getattr(node, "lineno", 0) < rebound.get(read[0], 1 << 30) \
+            # (on the line that rebinds the argument too: ``x = x.view(..., C // k, ...)`` reads it first)
+            if read and getattr(node, "lineno", 0) <= rebound.get(read[0], 1 << 30) \
                     and all(a != read[1] for a, _ in names[read[0]].sizes):
                 names[read[0]].sizes.append([read[1], "%" + ast.unparse(node.right)])
 

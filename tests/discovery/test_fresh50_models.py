@@ -140,8 +140,8 @@ def test_scan_reads_the_divisor_an_axis_must_be_a_multiple_of():
     func = ast.parse('''
 def forward(self, x, y):
     n, c, h, w = x.size()
-    a = x.view(n, self.bs, self.bs, c // (self.bs ** 2), h, w)
-    return a, y.size(1) // 2, y.size(2) // n
+    x = x.view(n, self.bs, self.bs, c // (self.bs ** 2), h, w)
+    return x, y.size(1) // 2, y.size(2) // n
 ''').body[0]
     params = [Param("x"), Param("y")]
     _asserted_sizes(func, params)
