@@ -1786,6 +1786,10 @@ def _unpacked_forms(dims: list[str], rest: str, length: int, nested: list | None
 # (3x144 and 132x128)"; a recurrent layer's: (the size it takes, the size it got) of "input.size(-1) must be equal to
 # input_size. Expected 35, got 70"
 _MATMUL_WIDTHS = re.compile(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)")
+# a tensordot of the input's last axis with a parameter of the model (xynn's AutoInt attention layer:
+# ``torch.tensordot(x, self.W_q, dims=([-1], [0]))``): (the size it got, the size the parameter has), as a Linear's
+_TENSORDOT_WIDTHS = re.compile(r"contracted dimensions need to match, but first has size (\d+) in dim -1 and second "
+                               r"has size (\d+) in dim 0")
 _RNN_WIDTHS = re.compile(r"input\.size\(-1\) must be equal to input_size\. Expected (\d+), got (\d+)")
 # a LayerNorm first after the join (cal-ql's Q-function: ``cat([observations, actions], -1)`` into a network that
 # normalises first)
@@ -1844,10 +1848,13 @@ def sized_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> list[
     def resolved(sizes):
         out = []
         for axis, size in sizes:
-            if isinstance(size, str):
+            multiple = isinstance(size, str) and size.startswith("%")
+            if multiple:  # an axis the forward divides by a number of the model's: a multiple of it
+                size = _model_number(model, size[1:])
+            elif isinstance(size, str):
                 size = getattr(model, size[len("self."):], None) if size.startswith("self.") else None
             if type(size) is int and size > 0:
-                out.append([axis, size])
+                out.append([axis, size, multiple])
         return out
 
     required = [dict(p, sizes=resolved(p.get("sizes") or [])) for p in required]
@@ -1864,9 +1871,12 @@ def sized_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> list[
             forms = []
             for insert in (False, True):
                 dims = shape.split("x")
-                for axis, size in sorted(p["sizes"], key=lambda s: s[0] if s[0] >= 0 else 1 << 10):
+                for axis, size, multiple in sorted(p["sizes"], key=lambda s: s[0] if s[0] >= 0 else 1 << 10):
                     n = len(dims)
-                    if insert and n - 1 <= axis <= n:
+                    if multiple:  # kept when it is one already (the form's own size), else the number itself
+                        if not insert and -n <= axis < n and int(dims[axis]) % size:
+                            dims[axis] = str(size)
+                    elif insert and n - 1 <= axis <= n:
                         dims.insert(axis, str(size))
                     elif -n <= axis < n:
                         dims[axis] = str(size)
@@ -1881,6 +1891,30 @@ def sized_inputs(model, fwd_params: list[dict], tries: list[list[str]]) -> list[
             if list(combo) != template and list(combo) not in out:
                 out.append(list(combo))
     return out[:8]
+
+
+def _model_number(model, text: str) -> int | None:
+    """The value of scan.py's ``_model_number`` expression (``self.bs ** 2``) on the built model: ints only, None
+    when an attribute is missing or no int."""
+    import ast
+
+    def value(node):
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            v = getattr(model, node.attr, None)
+            return v if type(v) is int else None
+        if isinstance(node, ast.BinOp):
+            a, b = value(node.left), value(node.right)
+            if a is None or b is None or (isinstance(node.op, ast.Pow) and not 0 <= b <= 8):
+                return None
+            return {ast.Mult: a * b, ast.Add: a + b}.get(type(node.op), a ** b if isinstance(node.op, ast.Pow) else None)
+        return None
+
+    try:
+        return value(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def mapping_inputs(fwd_params: list[dict], tries: list[list[str]]) -> list[list[str]]:
@@ -2282,7 +2316,7 @@ def _size_hint(problem: str, spec: str) -> list[str]:
     if m is not None and seen is not None and len(dims) == len(seen.group(1).split(",")) + 1:
         axis = 2  # a series of frames (B x T x C x H x W) the model folds into its batch before the convolution
     if m is None:
-        m = _MATMUL_WIDTHS.search(problem)
+        m = _MATMUL_WIDTHS.search(problem) or _TENSORDOT_WIDTHS.search(problem)
         m = m and re.match(r"(\d+) (\d+)", f"{m.group(2)} {m.group(1)}")  # wanted, got
         axis = len(dims) - 1
     if m is None or len(dims) < 2 or rest.startswith("int"):
@@ -3341,9 +3375,15 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 # num_classes=self.num_categories)``): the same shape as ids below the smallest count of the model.
                 # Which: the argument the refusing layer was given, when it names one (image-caption-pytorch's
                 # CaptionModel(im_feat, word_seq) embeds its second; given the first one's 2 x 2048 features, it is
-                # a sentence of 16 ids), else the first and those given its form (an NCF's user and item ids)
+                # a sentence of 16 ids), else the first and those given its form (an NCF's user and item ids).
+                # Among them, those the forward hands as ids to a functional lookup when it does (scan.py's use
+                # "ids"; the layer last entered may be the model itself, given every argument): UGformerV1's
+                # ``F.embedding(input_x, X_concat)`` keeps its table float
                 low = min((v for v in int_facts.values() if 2 <= v <= 4096), default=10)
-                which = sorted(culprits) or [i for i, spec in enumerate(specs) if spec == specs[0]]
+                positional = [p for p in fwd if p["default"] is None and p["kind"] == "positional"]
+                which = [i for i, p in enumerate(positional[:len(specs)])
+                         if p.get("use") == "ids" and (not culprits or i in culprits)] \
+                    or sorted(culprits) or [i for i, spec in enumerate(specs) if spec == specs[0]]
                 ids = [(_token_form(spec, specs[0], i) if 0 not in which else spec.partition(":")[0])
                        + f":int64:0:{low}" if i in which and ":float" in spec and spec[:1].isdigit() else spec
                        for i, spec in enumerate(specs)]

@@ -1138,6 +1138,28 @@ def _forward_usage(func, params: list[Param]) -> None:
     _first_number(func, params)
 
 
+# torch's functions whose first argument is a tensor of ids (indices into a table, or class numbers)
+_ID_FUNCTIONS = {"embedding", "embedding_bag", "one_hot"}
+
+
+def _id_arguments(func, params: list[Param]) -> None:
+    """A required forward argument the forward hands as the ids of a functional lookup is an integer tensor
+    (``Param.use`` "ids"): ``F.embedding(input_x, X_concat)`` (daiquocnguyen/Graph-Transformer's UGformerV1 looks
+    its node ids up in a feature table that is another argument), ``F.one_hot(labels, n)``. Only torch's functional
+    spellings (``F.``, ``functional.``, ``nn.functional.``): ``torch.embedding(weight, indices)`` takes its table
+    first, and ``self.embedding(x)`` may be any layer. An argument with another use keeps it."""
+    names = {p.name: p for p in params if p.default is None and p.kind == "positional" and not p.use}
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _ID_FUNCTIONS and node.args and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in names):
+            continue
+        owner = node.func.value
+        if (isinstance(owner, ast.Name) and owner.id in ("F", "functional")) or \
+                (isinstance(owner, ast.Attribute) and owner.attr == "functional"):
+            names[node.args[0].id].use = "ids"
+
+
 def _first_number(func, params: list[Param]) -> None:
     """The first required argument is a number (``Param.use`` "number") when the forward hands it, alone or in
     integer arithmetic, to a size or a range (``torch.arange(j - i, j)``, ``x.view(n, -1)``, ``range(steps)``):
@@ -1446,6 +1468,32 @@ def _asserted_sizes(func, params: list[Param]) -> None:
         for name, axis, size in found:
             if node.lineno < rebound.get(name, 1 << 30) and all(a != axis for a, _ in names[name].sizes):
                 names[name].sizes.append([axis, size])
+    # an axis divided by a number of the model's (``N, C, H, W = x.size(); x.view(N, self.bs, self.bs, C // (self.bs
+    # ** 2), H, W)``: LynnHo's DepthToSpace) must be a multiple of it: [axis, "%self.bs ** 2"], read from the built
+    # model (a 16-channel form met block sizes 8 and 16 as "shape '[2, 8, 8, 0, 16, 16]' is invalid")
+    for node in ast.walk(func):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and _model_number(node.right):
+            read = axis_read(node.left)
+            # (on the line that rebinds the argument too: ``x = x.view(..., C // k, ...)`` reads it first)
+            if read and getattr(node, "lineno", 0) <= rebound.get(read[0], 1 << 30) \
+                    and all(a != read[1] for a, _ in names[read[0]].sizes):
+                names[read[0]].sizes.append([read[1], "%" + ast.unparse(node.right)])
+
+
+def _model_number(node) -> bool:
+    """An expression of the model's attributes and integer constants (``self.bs ** 2``, ``self.groups``), with at
+    least one attribute."""
+    attrs = 0
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
+            attrs += 1
+        elif isinstance(n, ast.Name) and n.id == "self" or isinstance(n, (ast.Load, ast.operator, ast.Attribute)):
+            continue
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Mult, ast.Pow, ast.Add)):
+            continue
+        elif not (isinstance(n, ast.Constant) and type(n.value) is int):
+            return False
+    return attrs > 0
 
 
 def _int_const(node) -> int | None:
@@ -2199,6 +2247,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     _mapping_usage(fwd, fwd_params)
                     _object_usage(fwd, fwd_params)
                     _handed_layers(fwd, fwd_params)
+                    _id_arguments(fwd, fwd_params)
                 c = Candidate(rel, node.name, "class", node.lineno, init_params, fwd_params, doc,
                               bases=[_last(b) or ast.unparse(b) for b in node.bases], configs=configs,
                               config_fields=config_fields,

@@ -203,6 +203,26 @@ def synchronize(device=None) -> None:
         ms.runtime.synchronize()
 
 
+def device_scope(device=None):
+    """``with torch.cuda.device(i):`` (the current CUDA device for what the block allocates): nothing to select in
+    MindSpore, whose placement is global (``mindspore.set_device``), so the block runs as written."""
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def get_device_name(device=None) -> str:
+    """``torch.cuda.get_device_name(device)``: the name of the device MindSpore runs on (``mindspore.hal``; "CPU" on
+    the CPU). An index (``0``, ``"cuda:1"``, a ``torch.device``'s text) picks the device; placement is global, so
+    without one it is device 0."""
+    index = 0
+    if isinstance(device, int):
+        index = device
+    elif device is not None and str(device).rpartition(":")[2].isdigit():
+        index = int(str(device).rpartition(":")[2])
+    return ms.hal.get_device_name(index)
+
+
 # ---------------------------------------------------------------------------------------------- mixed precision
 
 class TorchDisabledScaler:

@@ -672,7 +672,10 @@ def frobenius_norm(input, dim=(-2, -1), keepdim=False):
 
 def dot(input, other):
     """torch.dot / Tensor.dot: the dot product of two 1-D tensors. MindSpore's Tensor.dot is the deprecated ops.dot
-    (2-D and up only) and mint.dot has no CPU kernel in 2.10 ('The kernel Dot unregistered')."""
+    (2-D and up only) and mint.dot has no CPU kernel in 2.10 ('The kernel Dot unregistered'). A NumPy array or SciPy
+    matrix receiver (``adj.dot(d)`` of a function's parameter, ``_own_method``): its own ``dot``, a matrix product."""
+    if _own_method(input, "dot"):
+        return input.dot(other)
     product = input * other
     return sum(product).astype(product.dtype)  # an int32 sum is int64 in MindSpore; torch keeps int32
 

@@ -3568,8 +3568,16 @@ def _parameter_torch_refuses(receiver: cst.BaseExpression, scope, entry, call: c
     torch.Tensor method of that name takes (no ``*args``), or fewer than it requires (numpy's ``im.transpose((1, 2,
     0))`` of an image handed in): in a script that runs under torch the receiver is not a tensor (the call would raise there) but the program's own object, as ``def view(model, losses):
     model.inverse(Z).detach().numpy()`` with ``model`` a normalizing flow (Jimmy-2016/DLModels_Pytorch NormFlow: the
-    call was flagged as Tensor.inverse and the line kept torch's ``.detach()``, AttributeError at first run fresh15)."""
-    if not (isinstance(receiver, cst.Name) and operand_kind(receiver, scope) == "param"):
+    call was flagged as Tensor.inverse and the line kept torch's ``.detach()``, AttributeError at first run fresh15).
+    Also a value the parameter's own methods made (``adj.dot(d).transpose()`` of a scipy matrix handed in,
+    daiquocnguyen/Graph-Transformer's ``normalize_adj``: "Tensor.transpose: missing required argument 'dim0'" left the
+    migration partial): it is only as much a tensor as the parameter is."""
+    root = receiver
+    while isinstance(root, (cst.Call, cst.Attribute, cst.Subscript)):
+        if isinstance(root, cst.Call) and not isinstance(root.func, cst.Attribute):
+            return False  # f(adj).transpose(): what another function returns
+        root = root.func.value if isinstance(root, cst.Call) else root.value
+    if not (isinstance(root, cst.Name) and operand_kind(root, scope) == "param"):
         return False
     if entry.torch.rsplit(".", 1)[-1].rstrip("_") in _VARARG_METHODS:
         return False  # torch also takes these sizes/dims one by one (x.squeeze_(1, 3), x.view(2, 3)): still a tensor
