@@ -1102,15 +1102,8 @@ def _forward_usage(func, params: list[Param]) -> None:
             # Python's math on it, alone or in arithmetic (the RUL Transformer's PositionalEncoder.forward(x, t):
             # ``math.sin(t / (10000 ** (2 * i / d)))``): a Python number; a tensor there raises "only one element
             # tensors can be converted to Python scalars"
-            terms = list(node.args)
-            while terms:
-                term = terms.pop()
-                if isinstance(term, ast.BinOp):
-                    terms += [term.left, term.right]
-                elif isinstance(term, ast.UnaryOp):
-                    terms.append(term.operand)
-                elif isinstance(term, ast.Name) and term.id in names:
-                    uses[term.id].add("number")
+            for name in _arithmetic_names(node.args, names):
+                uses[name].add("number")
         sized = _last(node.func) in _SIZE_METHODS or _last(node.func) == "range"
         for a in node.args:
             if sized and isinstance(a, ast.Name) and a.id in names:
@@ -1124,15 +1117,8 @@ def _forward_usage(func, params: list[Param]) -> None:
         # ``skip[:, :, -skip_size:]``): a Python number; an array there raises "only integer tensors of a single
         # element can be converted to an index"
         if isinstance(node, ast.Slice):
-            terms = [t for t in (node.lower, node.upper, node.step) if t is not None]
-            while terms:
-                term = terms.pop()
-                if isinstance(term, ast.BinOp):
-                    terms += [term.left, term.right]
-                elif isinstance(term, ast.UnaryOp):
-                    terms.append(term.operand)
-                elif isinstance(term, ast.Name) and term.id in names:
-                    uses[term.id].add("number")
+            for name in _arithmetic_names([node.lower, node.upper, node.step], names):
+                uses[name].add("number")
     for name, p in names.items():
         p.use = next((k for k in ("callable", "flag", "number", "optional") if k in uses[name]), "")
     _first_number(func, params)
@@ -1158,6 +1144,20 @@ def _id_arguments(func, params: list[Param]) -> None:
         if (isinstance(owner, ast.Name) and owner.id in ("F", "functional")) or \
                 (isinstance(owner, ast.Attribute) and owner.attr == "functional"):
             names[node.args[0].id].use = "ids"
+
+
+def _arithmetic_names(exprs, names) -> list[str]:
+    """The ``names`` that ``exprs`` (None skipped) use alone or as terms of arithmetic (``-k``, ``t / (1e4 ** d)``)."""
+    found, terms = [], [e for e in exprs if e is not None]
+    while terms:
+        term = terms.pop()
+        if isinstance(term, ast.BinOp):
+            terms += [term.left, term.right]
+        elif isinstance(term, ast.UnaryOp):
+            terms.append(term.operand)
+        elif isinstance(term, ast.Name) and term.id in names:
+            found.append(term.id)
+    return found
 
 
 def _first_number(func, params: list[Param]) -> None:
