@@ -47,6 +47,41 @@ APPENDED = textwrap.dedent("""\
             return self.heads[0](x) + self.heads[1](x) + self.pair[1](self.pair[0](x))
 
 
+    class Stacked(nn.Module):
+        # golbin/WaveNet (first contact, session 48): the list is built by a method, of blocks another method makes
+        def __init__(self, c=3):
+            super().__init__()
+            self.blocks = self.stack(c)
+            self.head = self.make_head(c)  # a method returning one registered module: no naming call for it
+            self.body = self.make_body(c)  # nor for nn.Sequential(*layers)
+
+        @staticmethod
+        def block(c, dilation):
+            block = nn.Sequential(nn.Conv2d(c, c, 3, padding=dilation, dilation=dilation), nn.BatchNorm2d(c))
+            return block
+
+        def stack(self, c):
+            blocks = []
+            for dilation in (1, 2):
+                block = self.block(c, dilation)
+                blocks.append(block)
+            return blocks
+
+        def make_head(self, c):
+            head = nn.Conv2d(c, c, 1)
+            return head
+
+        def make_body(self, c):
+            layers = []
+            layers.append(nn.Conv2d(c, c, 1))
+            return nn.Sequential(*layers)
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = torch.relu(block(x)) + x
+            return self.body(self.head(x))
+
+
     class Twice(nn.Module):
         def __init__(self):
             super().__init__()
@@ -62,7 +97,7 @@ def _members(net):
     """(owner path, member) of every module kept in a plain list or tuple, in order."""
     found = []
     for path, sub in [("", net), *[(p, s) for p, s in getattr(net, "named_modules", lambda: [])() if p]]:
-        for attr in ("modules", "heads", "pair"):
+        for attr in ("modules", "heads", "pair", "blocks"):
             held = vars(sub).get(attr)
             if isinstance(held, (list, tuple)):
                 found += [(f"{path}.{attr}.{i}", m) for i, m in enumerate(held)]
@@ -80,13 +115,14 @@ def _ms_members(cell, names):
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
-@pytest.mark.parametrize("cls, shape", [("Aspp", (2, 3, 6, 6)), ("Literal", (3, 4)), ("Twice", (2, 3, 6, 6))])
+@pytest.mark.parametrize("cls, shape", [("Aspp", (2, 3, 6, 6)), ("Literal", (3, 4)), ("Twice", (2, 3, 6, 6)),
+                                        ("Stacked", (2, 3, 6, 6))])
 def test_modules_in_a_plain_list_stay_unregistered_and_match(tmp_path, mode, cls, shape):
     import mindspore as ms
     import torch
 
     result = convert_source(APPENDED)
-    assert result.code.count("mp_nn.own_names(self)") == 2  # Aspp (append) and Literal (a list display)
+    assert result.code.count("mp_nn.own_names(self)") == 3  # Aspp (append), Literal (a display), Stacked (a method)
     t_mod = load_module(APPENDED, tmp_path / f"t_unreg_{cls}.py", f"t_unreg_{cls}")
     m_mod = load_module(result.code, tmp_path / f"m_unreg_{cls}_{mode}.py", f"m_unreg_{cls}_{mode}")
     torch.manual_seed(0)
@@ -94,7 +130,7 @@ def test_modules_in_a_plain_list_stay_unregistered_and_match(tmp_path, mode, cls
     ms_net.set_train(False)
     members = _members(torch_net)
     assert members and all(m.training for _, m in members)  # eval() does not reach them in torch
-    assert not any(".modules." in k or "heads" in k or "pair" in k for k in torch_net.state_dict())
+    assert not any(".modules." in k or "heads" in k or "pair" in k or "blocks" in k for k in torch_net.state_dict())
     assert transfer_weights(torch_net.state_dict(), ms_net).ok  # nor are they in the port's parameters
     names = []
     for (owner, t_member), m_member in zip(members, _ms_members(ms_net, [o for o, _ in members])):
@@ -116,4 +152,4 @@ def test_modules_in_a_plain_list_stay_unregistered_and_match(tmp_path, mode, cls
 def test_a_list_of_plain_values_gets_no_naming_call():
     code = convert_source(APPENDED.replace("[nn.Linear(4, 4), nn.Linear(4, 4)]", "[int(4), 3]")
                           .replace("(nn.Linear(4, 4), nn.Dropout(0.0))", "(max(1, 2), 0.0)")).code
-    assert code.count("mp_nn.own_names(self)") == 1
+    assert code.count("mp_nn.own_names(self)") == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.imports import runtime_alias
+from mindport.migrator.native_facts import own_nodes
 from mindport.names import is_torch
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.training_loop import named_like_optimizer, named_like_scheduler
@@ -420,6 +421,7 @@ class ModuleMethodTransform(Rule):
         self._module_classes = module_classes
         self._classes: list[tuple[bool, int]] = []  # (a model class, the function depth of its body)
         self._own_methods: list[set[str]] = []  # per class: the methods its body defines
+        self._method_nodes: list[dict] = []  # per class: its methods by name
         self._depth = 0
         self._functions: list[str] = []  # the enclosing functions' names
         self._aliasing: list[bool] = []  # per enclosing class: may one sub-cell sit under two attribute names?
@@ -443,6 +445,8 @@ class ModuleMethodTransform(Rule):
         self._classes.append((node.name.value in self._module_classes, self._depth))
         self._own_methods.append({b.name.value for b in node.body.body if isinstance(b, cst.FunctionDef)}
                                  if isinstance(node.body, cst.IndentedBlock) else set())
+        self._method_nodes.append({b.name.value: b for b in node.body.body if isinstance(b, cst.FunctionDef)}
+                                  if isinstance(node.body, cst.IndentedBlock) else {})
         # the attributes the class sets on self (``self.buffers = []``): its own, no nn.Module method
         self._own_methods[-1] |= {t.attr.value for t in _self_targets(node)}
         self._aliasing.append(_may_alias_cells(node))
@@ -452,6 +456,7 @@ class ModuleMethodTransform(Rule):
     def leave_ClassDef(self, original_node, updated_node):
         self._classes.pop()
         self._own_methods.pop()
+        self._method_nodes.pop()
         self._aliasing.pop()
         self._compiled.pop()
         paths = self._first_parameter.pop()
@@ -482,6 +487,12 @@ class ModuleMethodTransform(Rule):
     def _holds_modules(self, value) -> bool:
         """A list, tuple or dict display or comprehension that calls a torch.nn layer class or a module class of the
         file (``[nn.Linear(4, 4) for _ in range(2)]``): modules kept in a plain container."""
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and isinstance(value.func.value, cst.Name) and value.func.value.value == "self" and self._method_nodes:
+            # self.res_blocks = self.stack_res_block(...) (golbin/WaveNet): an own method that returns a local list
+            # it filled with modules (``blocks = []; blocks.append(Block(...)); return blocks``) or such a display
+            method = self._method_nodes[-1].get(value.func.attr.value)
+            return method is not None and self._returns_modules(method)
         if not isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.DictComp)):
             return False
         found = []
@@ -497,6 +508,40 @@ class ModuleMethodTransform(Rule):
 
         walk(value, _Find())
         return bool(found)
+
+    def _returns_modules(self, method: cst.FunctionDef, single: bool = False, depth: int = 0) -> bool:
+        """Does ``method`` return modules in a plain container: a display holding module calls, or a local name it
+        binds to a display and fills with ``append``/``extend``/``insert`` of modules (``blocks = []``,
+        ``blocks.append(block)``, ``return blocks``)? With ``single``: does it return one module (``block =
+        ResidualBlock(...); return block``), which a container of the caller's may hold?"""
+        if depth > 3:
+            return False
+
+        def module(expr) -> bool:
+            if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                    and isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self":
+                other = self._method_nodes[-1].get(expr.func.attr.value)
+                return other is not None and other is not method and self._returns_modules(other, True, depth + 1)
+            return self._holds_modules(cst.List([cst.Element(expr)]))
+
+        made = {t.target.value for a in own_nodes(method, cst.Assign) for t in a.targets
+                if isinstance(t.target, cst.Name) and module(a.value)}
+        returned = [r.value for r in own_nodes(method, cst.Return) if r.value is not None]
+        if single:
+            return bool(returned) and all(module(r) or isinstance(r, cst.Name) and r.value in made for r in returned)
+        if any(self._holds_modules(r) for r in returned):
+            return True
+        displays = {t.target.value for a in own_nodes(method, cst.Assign) for t in a.targets
+                    if isinstance(t.target, cst.Name) and isinstance(a.value, (cst.List, cst.Tuple, cst.Dict))}
+        names = {r.value for r in returned if isinstance(r, cst.Name)} & displays
+        for call in own_nodes(method, cst.Call):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("append", "extend", "insert") \
+                    and isinstance(func.value, cst.Name) and func.value.value in names and call.args:
+                item = call.args[-1].value
+                if isinstance(item, cst.Name) and item.value in made or module(item):
+                    return True
+        return False
 
     def _own_object(self, value) -> bool:
         """``Trainer(model)``: a call of a class this file defines that is not a module class, or of one imported
