@@ -8,6 +8,7 @@ name is the target of a mapping entry (``mindport/mappings/data/framework.toml``
 from __future__ import annotations
 
 import collections.abc
+import contextlib
 import enum
 import math
 
@@ -205,8 +206,10 @@ def synchronize(device=None) -> None:
 
 def device_scope(device=None):
     """``with torch.cuda.device(i):`` (the current CUDA device for what the block allocates): nothing to select in
-    MindSpore, whose placement is global (``mindspore.set_device``), so the block runs as written."""
-    import contextlib
+    MindSpore, whose placement is global (``mindspore.set_device``), so the block runs as written. A static graph
+    enters no Python context manager (only a jit_class instance), so mindport's error says so there."""
+    _host_only("torch.cuda.device is a Python context manager and can't be entered in graph mode; drop the `with` "
+               "(MindSpore's placement is global) or enter it outside construct/@jit")
 
     return contextlib.nullcontext()
 
