@@ -1132,6 +1132,7 @@ class TrainingLoopRule(Rule):
         self._never_reset: set[tuple[int, str]] = set()
         self._stores: set[int] = set()  # subscripts assigned to (opt.param_groups[0]['lr'] = ...): not reads
         self._group_names: set[str] = set()  # loop targets over an optimizer's param_groups (for g in opt.param_groups)
+        self._own_group_names: set[str] = set()  # of those, over an optimizer class's own (for g in self.param_groups)
         self._native: set[int] = set()  # loops the opt(grads) rewrite takes (decided on the original loop)
         self._native_bodies: set[int] = set()
         self._def_bodies: set[int] = set()
@@ -1230,7 +1231,9 @@ class TrainingLoopRule(Rule):
                 and key.value.evaluated_value == "lr"):
             return False
         if isinstance(groups, cst.Name):  # g['lr'], g bound by a loop over param_groups: torch's float, not an alias
-            return groups.value in self._group_names  # of the group's Parameter (a saved list kept moving with it)
+            # of the group's Parameter (a saved list kept moving with it); a custom optimizer's own step reads its
+            # groups' lr at once (CustomOptimizerTransform), as MindSpore's own optimizers do
+            return groups.value in self._group_names and groups.value not in self._own_group_names
         return isinstance(groups, cst.Subscript) \
             and isinstance(groups.value, cst.Attribute) and groups.value.attr.value == "param_groups" \
             and isinstance(groups.value.value, cst.Name) and groups.value.value.value in self.optimizers
@@ -1273,6 +1276,9 @@ class TrainingLoopRule(Rule):
             if isinstance(loop.iter, cst.Attribute) and loop.iter.attr.value == "param_groups" \
                     or _pairs_param_groups(loop.iter):
                 self._group_names.update(target_names(loop.target))
+            if isinstance(loop.iter, cst.Attribute) and loop.iter.attr.value == "param_groups" \
+                    and isinstance(loop.iter.value, cst.Name) and loop.iter.value.value == "self":
+                self._own_group_names.update(target_names(loop.target))
         # and a receiver of both .zero_grad() and .step() (an optimizer passed in as an argument)
         methods: dict[str, set[str]] = {}
         for call in _all_calls(node):
