@@ -1906,9 +1906,14 @@ def _model_number(model, text: str) -> int | None:
             return v if type(v) is int else None
         if isinstance(node, ast.BinOp):
             a, b = value(node.left), value(node.right)
-            if a is None or b is None or (isinstance(node.op, ast.Pow) and not 0 <= b <= 8):
+            if a is None or b is None:
                 return None
-            return {ast.Mult: a * b, ast.Add: a + b}.get(type(node.op), a ** b if isinstance(node.op, ast.Pow) else None)
+            if isinstance(node.op, ast.Mult):
+                return a * b
+            if isinstance(node.op, ast.Add):
+                return a + b
+            if isinstance(node.op, ast.Pow) and 0 <= b <= 8:
+                return a ** b
         return None
 
     try:

@@ -1093,6 +1093,12 @@ def _forward_usage(func, params: list[Param]) -> None:
                 if value not in names[test.left.id].choices:
                     names[test.left.id].choices.append(value)
     for node in ast.walk(func):
+        if isinstance(node, ast.Slice):
+            # a bound of a slice, alone or in arithmetic (golbin/WaveNet's ResidualBlock.forward(x, skip_size):
+            # ``skip[:, :, -skip_size:]``): a Python number; an array there raises "only integer tensors of a single
+            # element can be converted to an index"
+            for name in _arithmetic_names([node.lower, node.upper, node.step], names):
+                uses[name].add("number")
         if not isinstance(node, ast.Call):
             continue
         if isinstance(node.func, ast.Name) and node.func.id in names:
@@ -1112,13 +1118,6 @@ def _forward_usage(func, params: list[Param]) -> None:
                 for e in a.elts:
                     if isinstance(e, ast.Name) and e.id in names:
                         uses[e.id].add("number")
-    for node in ast.walk(func):
-        # a bound of a slice, alone or in arithmetic (golbin/WaveNet's ResidualBlock.forward(x, skip_size):
-        # ``skip[:, :, -skip_size:]``): a Python number; an array there raises "only integer tensors of a single
-        # element can be converted to an index"
-        if isinstance(node, ast.Slice):
-            for name in _arithmetic_names([node.lower, node.upper, node.step], names):
-                uses[name].add("number")
     for name, p in names.items():
         p.use = next((k for k in ("callable", "flag", "number", "optional") if k in uses[name]), "")
     _first_number(func, params)

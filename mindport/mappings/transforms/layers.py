@@ -262,6 +262,7 @@ def _number_by_form(source: str) -> bool:
         node = ast.parse(source.strip(), mode="eval").body
     except SyntaxError:
         return False
+
     def number(operand) -> bool:
         return isinstance(operand, ast.Constant) and type(operand.value) in (int, float)
 

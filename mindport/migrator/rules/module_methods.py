@@ -524,15 +524,15 @@ class ModuleMethodTransform(Rule):
                 return other is not None and other is not method and self._returns_modules(other, True, depth + 1)
             return self._holds_modules(cst.List([cst.Element(expr)]))
 
-        made = {t.target.value for a in own_nodes(method, cst.Assign) for t in a.targets
-                if isinstance(t.target, cst.Name) and module(a.value)}
+        assigned = [(t.target.value, a.value) for a in own_nodes(method, cst.Assign) for t in a.targets
+                    if isinstance(t.target, cst.Name)]
+        made = {name for name, value in assigned if module(value)}
         returned = [r.value for r in own_nodes(method, cst.Return) if r.value is not None]
         if single:
             return bool(returned) and all(module(r) or isinstance(r, cst.Name) and r.value in made for r in returned)
         if any(self._holds_modules(r) for r in returned):
             return True
-        displays = {t.target.value for a in own_nodes(method, cst.Assign) for t in a.targets
-                    if isinstance(t.target, cst.Name) and isinstance(a.value, (cst.List, cst.Tuple, cst.Dict))}
+        displays = {name for name, value in assigned if isinstance(value, (cst.List, cst.Tuple, cst.Dict))}
         names = {r.value for r in returned if isinstance(r, cst.Name)} & displays
         for call in own_nodes(method, cst.Call):
             func = call.func

@@ -1273,11 +1273,10 @@ class TrainingLoopRule(Rule):
         # names bound to an optimizer's param groups by a loop or a comprehension anywhere in the file (a
         # comprehension's element is visited before its ``for``)
         for loop in (*all_nodes(node, cst.For), *all_nodes(node, cst.CompFor)):
-            if isinstance(loop.iter, cst.Attribute) and loop.iter.attr.value == "param_groups" \
-                    or _pairs_param_groups(loop.iter):
+            groups = isinstance(loop.iter, cst.Attribute) and loop.iter.attr.value == "param_groups"
+            if groups or _pairs_param_groups(loop.iter):
                 self._group_names.update(target_names(loop.target))
-            if isinstance(loop.iter, cst.Attribute) and loop.iter.attr.value == "param_groups" \
-                    and isinstance(loop.iter.value, cst.Name) and loop.iter.value.value == "self":
+            if groups and isinstance(loop.iter.value, cst.Name) and loop.iter.value.value == "self":
                 self._own_group_names.update(target_names(loop.target))
         # and a receiver of both .zero_grad() and .step() (an optimizer passed in as an argument)
         methods: dict[str, set[str]] = {}

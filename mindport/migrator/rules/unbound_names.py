@@ -245,10 +245,7 @@ def _leaves(node: cst.If) -> bool:
     while branch is not None:
         body = getattr(branch, "body", None)
         last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else body
-        if isinstance(last, cst.SimpleStatementLine) and last.body and isinstance(
-                last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)):
-            return True
-        if isinstance(last, cst.SimpleStatementSuite) and last.body and isinstance(
+        if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and last.body and isinstance(
                 last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break)):
             return True
         branch = getattr(branch, "orelse", None)
