@@ -2840,17 +2840,22 @@ def _run_forward(model, specs: list[str], seconds: float):
     return None  # integer and boolean outputs too (a padding or causal mask module): the proof compares them exactly
 
 
+def torch_inputs(arrays):
+    """The forward's torch arguments, fresh copies of ``arrays`` (the proof's one rule: side_torch.torch_inputs)."""
+    from mindport.validators.parity.side_torch import torch_inputs as convert
+
+    return convert(arrays)
+
+
 def _forward_once(model, arrays, seconds: float) -> list:
     """One eval forward of ``model`` on ``arrays`` within ``seconds``: its outputs flattened (``flat_numpy``)."""
-    import numpy as np
     import torch
 
     from mindport.proofs.replay import drawing
-    from mindport.validators.parity.loading import map_arrays
     from mindport.validators.parity.sides import flat_numpy
 
     _alarm(seconds)
-    inputs = [map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays]
+    inputs = torch_inputs(arrays)
     entered = _LastLayer(inputs)
     try:
         # a forward that draws (torch.randn_like, dropout with training=True, a sampler) draws from the fixed
@@ -2948,10 +2953,9 @@ def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> li
     alike): each step runs the forward up to the layer that takes that many features (a pre-hook stops it there);
     a step whose forward fails before it (an input too small for a kernel) counts as too small. [] when no side
     gives the width, or for an input that is no float image, volume or sequence (B x C x L)."""
-    import numpy as np
     import torch
 
-    from mindport.validators.parity.loading import make_inputs, map_arrays, parse_input_spec
+    from mindport.validators.parity.loading import make_inputs, parse_input_spec
 
     m = re.search(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)", problem)
     viewed = _FLAT_VIEW.search(problem)
@@ -2993,7 +2997,7 @@ def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> li
         _alarm(seconds)
         try:
             with torch.no_grad():
-                out = model(*[map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays])
+                out = model(*torch_inputs(arrays))
             if target is not None:  # past the view: its rows are the output's batch (the input's when it fits)
                 rows = batch(out)
                 return (wanted * rows / dims[0] if rows else None), first
@@ -3528,12 +3532,11 @@ def _record_forward_inputs(model, specs: list[str], watch, root: str, work: str,
                            seconds: float) -> None:
     """The built model's forward once more on the inputs it ran with, recording what it hands the sub-modules of the
     classes in ``watch`` (forward_inputs.py), each with the constructor text ``calls`` recorded for it."""
-    import numpy as np
     import torch
 
     from mindport.discovery.call_sites import _Unrenderable
     from mindport.discovery.forward_inputs import ForwardRecorder
-    from mindport.validators.parity.loading import make_inputs, map_arrays, parse_input_spec
+    from mindport.validators.parity.loading import make_inputs, parse_input_spec
 
     def ctor_of(module):
         built = calls._built.get(id(module)) if calls is not None else None
@@ -3551,7 +3554,7 @@ def _record_forward_inputs(model, specs: list[str], watch, root: str, work: str,
         try:
             with ForwardRecorder(model, watch, root, os.path.join(work, "inputs"), observed, ctor_of), \
                     torch.no_grad():
-                model(*[map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays])
+                model(*torch_inputs(arrays))
         finally:
             _no_alarm()
     except BaseException as exc:  # noqa: BLE001 - the model already ran once: nothing recorded is all

@@ -1037,14 +1037,19 @@ class TableCallTransform(Rule):
         In a compiled graph the runtime's update (``ops.assign`` on a tensor that is no Parameter) is not ordered
         before later reads of ``z``, which then read the old values (EGNN's ``unsorted_segment_sum`` summed into
         zeros: wrong numbers and no error, MindSpore 2.10); the update returns the value it wrote there, and the
-        receiver itself in PyNative, so rebinding the name changes nothing in PyNative."""
+        receiver itself in PyNative, so rebinding the name changes nothing in PyNative. A chain of updates
+        (``x.mul_(2.0).add_(1.0)``: ``mp_inplace.add_(mp_inplace.mul_(x, other=2.0), other=1.0)``) rebinds its innermost
+        receiver to the outermost update: each returns its receiver in PyNative, the value it wrote in a graph (a
+        forward writing its own input, session 49: GRAPH_MODE had read the unwritten input after the line)."""
         call = statement.value
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.args
-                and isinstance(call.func.value, cst.Name) and call.func.value.value == INPLACE_ALIAS
-                and call.args[0].keyword is None and not call.args[0].star
-                and isinstance(call.args[0].value, cst.Name) and self._functions):
+        receiver = call
+        while (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.args
+               and isinstance(receiver.func.value, cst.Name) and receiver.func.value.value == INPLACE_ALIAS
+               and receiver.args[0].keyword is None and not receiver.args[0].star):
+            receiver = receiver.args[0].value
+        if receiver is call or not isinstance(receiver, cst.Name) or not self._functions:
             return statement
-        name = call.args[0].value.value
+        name = receiver.value
         if name not in _local_names(self._functions[-1]):
             return statement
         return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(name))], value=call,

@@ -71,12 +71,18 @@ def _fractional(exponent) -> bool:
     return isinstance(exponent, float) and not float(exponent).is_integer()
 
 
-def _tensors(arrays):
+def torch_inputs(arrays):
+    """The forward's arguments from the input arrays, each tensor a fresh copy: a forward that writes into its input
+    in place (``x += te``, ``x.mul_(...)``: torch allows it and the caller sees it) must not change the arrays the
+    next forward of the same proof (a warm-up, the recorded run, the float64 twin) or the other side is handed.
+    A ``value:``/``fn:`` input (a Python number, flag, string, None, a function) goes to the forward as it is; a list
+    input (HRNet's branches) has its arrays converted."""
     import torch
 
-    # a ``value:``/``fn:`` input (a Python number, flag, string, None, a function) goes to the forward as it is;
-    # a list input (HRNet's branches) has its arrays converted
-    return [map_arrays(a, lambda v: torch.from_numpy(np.ascontiguousarray(v))) for a in arrays]
+    return [map_arrays(a, lambda v: torch.from_numpy(np.array(v, copy=True, order="C"))) for a in arrays]
+
+
+_tensors = torch_inputs
 
 
 def _numpy(tensor) -> np.ndarray:
