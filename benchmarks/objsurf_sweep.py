@@ -121,6 +121,19 @@ PROGRAMS: dict[str, tuple[str, tuple]] = {
 }
 
 
+def _member_value_programs() -> dict[str, tuple[str, tuple]]:
+    """torch.nn.Module's members read as values (mindport/mappings/data/surface/module_members.toml, session 49):
+    per ``bound`` member, ``self.<name>`` read in a model method and ``self.fc.<name>``, used as the table says
+    (mindport.proofs.surface.member_value_program)."""
+    from mindport.mappings.surface import member_values
+    from mindport.proofs.surface import member_value_program
+
+    return {f"module value: self.{name}": (member_value_program(name), (2, 4)) for name in sorted(member_values("bound"))}
+
+
+PROGRAMS.update(_member_value_programs())
+
+
 def classify(name: str, source: str, shape: tuple) -> tuple[str, str]:
     import mindspore as ms
     import torch

@@ -39,6 +39,7 @@ from mindport.mappings import DATA_DIR, MappingError, load_registry
 SURFACE_FILE = DATA_DIR / "surface" / "object_surface.toml"
 WRITES_FILE = DATA_DIR / "surface" / "layer_writes.toml"  # writing a setting after construction, measured  # beside the tables, not a table of [[api]] entries
 SHADOWED_FILE = DATA_DIR / "surface" / "shadowed_members.toml"  # torch names MindSpore's class holds with another value
+MEMBERS_FILE = DATA_DIR / "surface" / "module_members.toml"  # every public nn.Module member: call, value, how
 INIT_CALLS_FILE = DATA_DIR / "surface" / "init_calls.toml"  # the methods a torch layer's __init__ calls on self
 ENDS = ("converted", "flagged", "unsupported")
 
@@ -266,6 +267,22 @@ def load_writes() -> dict[str, dict[str, tuple[str, str]]]:
             raise MappingError(f"{WRITES_FILE.name}: layer {torch_name!r}: a setting is listed under two ends")
         found[torch_name] = table
     return found
+
+
+@functools.lru_cache(maxsize=1)
+def module_members() -> dict[str, dict]:
+    """module_members.toml: torch.nn.Module's public member name -> {call, value, how, use}."""
+    with MEMBERS_FILE.open("rb") as f:
+        members = tomllib.load(f)["member"]
+    for name, entry in members.items():
+        if entry.get("value") not in ("bound", "same", "rename", "flag") or not entry.get("how"):
+            raise MappingError(f"{MEMBERS_FILE.name}: member {name}: value must be bound/same/rename/flag, with a how")
+    return members
+
+
+def member_values(kind: str) -> frozenset[str]:
+    """The nn.Module members whose value read is ``kind`` (bound, same, rename, flag)."""
+    return frozenset(name for name, entry in module_members().items() if entry["value"] == kind)
 
 
 @functools.lru_cache(maxsize=1)

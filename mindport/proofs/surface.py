@@ -538,3 +538,43 @@ if __name__ == "__main__":
         print(f"{write()} layer classes written to {SURFACE_FILE}")
     else:
         print(counts())
+
+
+def member_value_program(name: str) -> str:
+    """The program proving torch.nn.Module's ``name`` read as a value (module_members.toml, ``bound``): a model
+    whose method returns ``self.<name>`` (``f``) and ``self.fc.<name>`` (``g``), the table's ``use`` of them in
+    ``run``. benchmarks/objsurf_sweep.py and tests/mappings/test_module_members.py run it in both frameworks."""
+    import textwrap
+
+    from mindport.mappings.surface import module_members
+
+    use = module_members()[name]["use"]
+    return textwrap.dedent(f"""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+                self.bn = nn.BatchNorm1d(3)
+                self.register_buffer("m", torch.ones(3))
+
+            def forward(self, x):
+                return self.bn(self.fc(x)) + self.m
+
+            def member(self):
+                return self.{name}
+
+            def sub_member(self):
+                return self.fc.{name}
+
+
+        def build():
+            return Net()
+
+
+        def run(model, x):
+            f, g = model.member(), model.sub_member()
+        """) + f"    {use}\n"

@@ -11,7 +11,7 @@ import operator
 
 from mindspore import Parameter, Tensor, nn
 
-from mindport.runtime._graph import host_only
+from mindport.runtime._graph import host_only, in_graph
 from mindport.runtime import numpy_ints  # noqa: F401 - numpy integers as indices and sizes, as torch takes them
 from mindport.runtime import numpy_stream  # noqa: F401 - MindSpore's layers leave numpy's stream alone
 from mindport.runtime import sequential_members  # noqa: F401 - a layer set on a SequentialCell by attribute runs
@@ -159,18 +159,144 @@ def parameters(cell, recurse=True):
         yield param
 
 
-# nn.Module's methods the runtime gives torch's meaning to, by name (``method_of``)
-_METHODS = ("named_parameters", "parameters", "named_buffers", "buffers", "named_modules", "get_submodule",
-            "get_parameter", "get_buffer")
+# nn.Module's members read as values, not called (mappings/data/surface/module_members.toml, value = "bound"):
+# torch's meaning by name, each taking the module first (``method_of``)
+def _placed(cell, *args, **kwargs):
+    return cell  # cpu()/cuda()/xpu()/ipu()/mtia(): placement is global in MindSpore
+
+
+def _cast_to(dtype_name):
+    def cast(cell):
+        import mindspore as ms
+
+        from mindport.runtime.tensor import to
+
+        return to(cell, getattr(ms, dtype_name))
+    return cast
+
+
+def _set_train(cell, mode=True):
+    if not isinstance(mode, bool):
+        raise ValueError("training mode is expected to be boolean")
+    cell.set_train(mode)
+    return cell
+
+
+def _requires_grad(cell, requires_grad=True):
+    for param in cell.get_parameters():
+        param.requires_grad = requires_grad
+    return cell
+
+
+def _children(cell):
+    return iter([child for child in cell._cells.values() if child is not None])  # noqa: SLF001
+
+
+def _named_children(cell):
+    return iter([(name, child) for name, child in cell._cells.items() if child is not None])  # noqa: SLF001
+
+
+def _modules(cell):
+    return iter([sub for _, sub in named_modules(cell)])
+
+
+def set_submodule(cell, target: str, module, strict: bool = False):
+    """``module.set_submodule('block.fc', new)``: the sub-cell at that dotted path replaced (named by its path, as
+    setting it as an attribute names it); AttributeError naming the missing part, as torch's."""
+    if not target:
+        raise ValueError("Cannot set the submodule without a target name!")
+    *path, name = target.split(".")
+    parent = get_submodule(cell, ".".join(path))
+    if strict and name not in parent._cells:  # noqa: SLF001
+        raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+    setattr(parent, name, module)
+
+
+def _layers(name):
+    def call(cell, *args, **kwargs):
+        from mindport.runtime import layers
+
+        return getattr(layers, name)(cell, *args, **kwargs)
+    return call
+
+
+def _to(cell, *args, **kwargs):
+    from mindport.runtime.tensor import to
+
+    return to(cell, *args, **kwargs)
+
+
+def _zero_grad(cell, set_to_none=True):
+    from mindport.runtime.training import zero_grad
+
+    zero_grad(cell, set_to_none=set_to_none)
+
+
+_BOUND = {
+    "named_parameters": lambda cell: functools.partial(named_parameters, cell),
+    "parameters": lambda cell: functools.partial(parameters, cell),
+    "named_buffers": lambda cell: functools.partial(named_buffers, cell),
+    "buffers": lambda cell: functools.partial(buffers, cell),
+    "named_modules": lambda cell: functools.partial(named_modules, cell),
+    "modules": lambda cell: functools.partial(_modules, cell),
+    "children": lambda cell: functools.partial(_children, cell),
+    "named_children": lambda cell: functools.partial(_named_children, cell),
+    "get_submodule": lambda cell: functools.partial(get_submodule, cell),
+    "get_parameter": lambda cell: functools.partial(get_parameter, cell),
+    "get_buffer": lambda cell: functools.partial(get_buffer, cell),
+    "set_submodule": lambda cell: functools.partial(set_submodule, cell),
+    "train": lambda cell: functools.partial(_set_train, cell),
+    "eval": lambda cell: functools.partial(_set_train, cell, False),
+    "requires_grad_": lambda cell: functools.partial(_requires_grad, cell),
+    "zero_grad": lambda cell: functools.partial(_zero_grad, cell),
+    "cpu": lambda cell: functools.partial(_placed, cell),
+    "cuda": lambda cell: functools.partial(_placed, cell),
+    "xpu": lambda cell: functools.partial(_placed, cell),
+    "ipu": lambda cell: functools.partial(_placed, cell),
+    "mtia": lambda cell: functools.partial(_placed, cell),
+    "float": lambda cell: functools.partial(_cast_to("float32"), cell),
+    "double": lambda cell: functools.partial(_cast_to("float64"), cell),
+    "half": lambda cell: functools.partial(_cast_to("float16"), cell),
+    "bfloat16": lambda cell: functools.partial(_cast_to("bfloat16"), cell),
+    "to": lambda cell: functools.partial(_to, cell),
+    "add_module": lambda cell: functools.partial(_layers("add_module"), cell),
+    "register_module": lambda cell: functools.partial(_layers("add_module"), cell),
+    "register_parameter": lambda cell: functools.partial(_layers("register_parameter"), cell),
+    "load_state_dict": lambda cell: functools.partial(_layers("load_state_dict"), cell),
+    "register_full_backward_hook": lambda cell: cell.register_backward_hook,
+    "register_full_backward_pre_hook": lambda cell: cell.register_backward_pre_hook,
+    "call_super_init": lambda cell: False,  # torch's class attributes
+    "dump_patches": lambda cell: False,
+}
 
 
 def method_of(cell, name: str):
-    """``module.named_parameters`` taken as a value, not called (GMvandeVen/continual-learning's ``self.param_list =
-    [self.named_parameters]``, each item called later): this module's function of that name bound to ``cell``, as
-    torch's bound method is (the Cell has no ``named_parameters``)."""
-    if name not in _METHODS:
-        raise AttributeError(f"mindport.runtime.containers has no nn.Module method {name!r}")
-    return functools.partial(globals()[name], cell)
+    """``module.train`` (``named_parameters``, ``eval`` ...) taken as a value, not called (GMvandeVen/continual-
+    learning's ``self.param_list = [self.named_parameters]``, each item called later; RS-CNN's RandomDropout passing
+    ``self.train`` on as a flag): torch's meaning of that member bound to ``cell``, as torch's bound method is
+    (callable and truthy; the Cell has no such member, or one of MindSpore's meaning). A receiver that is not a Cell,
+    or whose own class (the project's, not MindSpore's or mindport's) defines the name, gives its own attribute.
+    The names are module_members.toml's ``bound`` ones. In a static graph (read in ``construct``) no bound method
+    exists: the value is True, its truth in torch (RS-CNN's use: a flag tested in a function it is handed to)."""
+    if in_graph():
+        return True
+    return _bound(cell, name)
+
+
+def _bound(cell, name: str):
+    if not isinstance(cell, nn.Cell) or _own_member(cell, name):
+        return getattr(cell, name)
+    if name not in _BOUND:
+        raise AttributeError(f"mindport.runtime.containers has no nn.Module member {name!r} to bind")
+    return _BOUND[name](cell)
+
+
+def _own_member(obj, name: str) -> bool:
+    for klass in type(obj).__mro__:
+        module = (getattr(klass, "__module__", "") or "").split(".")[0]
+        if module not in ("mindspore", "mindport", "builtins") and name in vars(klass):
+            return True
+    return name in vars(obj)
 
 
 def _torch_member_names(cell) -> dict[str, str]:

@@ -127,6 +127,27 @@ def raise_from(value, from_value):
     raise value from from_value
 
 
+def raise_own(exc_type, *args, **kwargs):
+    """``raise E(*args)`` of an exception class a static graph refuses (the project's own, or a package's: golbin/
+    WaveNet's ``InputSizeError`` in ``check_input_size``, called from ``forward``, stopped every GRAPH_MODE compile,
+    "Unsupported exception type: InputSizeError", whether or not the raise is reached). PyNative raises ``E(*args)``
+    itself; a graph parses only :func:`_graph_raise`, a RuntimeError naming the class, raised where the graph takes
+    the branch (the shape check of a too-short input, at compile time)."""
+    if _in_graph():
+        _graph_raise("mindport: " + exc_type.__name__ + " raised in a static graph (its own message is built in "
+                     "PyNative only)")
+    else:
+        _python_raise(exc_type, args, kwargs)
+
+
+def _graph_raise(message):
+    raise RuntimeError(message)
+
+
+def _python_raise(exc_type, args, kwargs):
+    raise exc_type(*args, **kwargs)
+
+
 def with_metaclass(meta, *bases):
     """``torch._six.with_metaclass(Meta, Base)``: a base class that makes the class deriving from it an instance of
     ``meta`` with bases ``bases`` (``class A(with_metaclass(Meta, Base))`` is ``class A(Base, metaclass=Meta)``)."""

@@ -17,6 +17,7 @@ from mindspore.nn.cell import _IncompatibleKeys  # what Cell.load_state_dict ret
 from mindspore.nn.layer.conv import _deconv_output_length  # MindSpore's own output-size rule (Conv1dTranspose)
 
 from mindport.runtime import containers as _containers
+from mindport.runtime.held_members import held_members
 from mindport.runtime import inplace as _inplace
 from mindport.runtime import math as _math
 from mindport.runtime._graph import in_graph as _in_graph
@@ -496,21 +497,16 @@ def _unregistered_members(cell) -> None:
     its path from the owner (``modules.1.1.gamma``), with a suffix where another model of the process took the name
     first."""
     registered = {id(sub) for _, sub in cell.cells_and_names()}
-    for attr, value in vars(cell).items():
-        if not isinstance(value, (list, tuple, dict)):
-            continue
-        for key, member in (value.items() if isinstance(value, dict) else enumerate(value)):
-            if not isinstance(member, nn.Cell) or id(member) in registered:
-                continue
-            member.set_train(True)
-            for path, param in member.parameters_and_names():
-                wanted = name = f"{attr}.{key}.{path}"
-                count = 1
-                while name in _UNREGISTERED_NAMES:
-                    count += 1
-                    name = f"{wanted}_{count}"
-                _UNREGISTERED_NAMES.add(name)
-                param.name = name
+    for attr, key, member in held_members(cell, nn.Cell, registered):  # the rule the proof's weights follow too
+        member.set_train(True)
+        for path, param in member.parameters_and_names():
+            wanted = name = f"{attr}.{key}.{path}"
+            count = 1
+            while name in _UNREGISTERED_NAMES:
+                count += 1
+                name = f"{wanted}_{count}"
+            _UNREGISTERED_NAMES.add(name)
+            param.name = name
 
 
 def extend(container, cells):

@@ -168,7 +168,7 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, UnboundNam
                         InertContextTransform, NamedTupleDictTransform,
                         AugAssignRebindTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform,
-                        MathCallTransform)  # they act in model classes
+                        MathCallTransform, RaiseNotImplementedTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:

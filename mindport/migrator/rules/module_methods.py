@@ -6,6 +6,7 @@ import libcst as cst
 
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.native_facts import own_nodes
+from mindport.mappings.surface import member_values, module_members
 from mindport.names import is_torch
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.training_loop import named_like_optimizer, named_like_scheduler
@@ -749,8 +750,10 @@ class ModuleMethodTransform(Rule):
         return updated_node
 
 
-    # nn.Module's methods taken as values, not called: mindport.runtime.containers.method_of binds its function
-    METHOD_VALUES = frozenset({"named_parameters", "parameters", "named_buffers", "buffers", "named_modules"})
+    # nn.Module's members taken as values, not called (mappings/data/surface/module_members.toml): a "bound" one is
+    # mindport.runtime.containers.method_of(receiver, name), torch's meaning bound to the Cell; a "flag" one MP101
+    METHOD_VALUES = member_values("bound")
+    FLAGGED_VALUES = member_values("flag")
 
     def visit_AssignTarget(self, node) -> None:
         self._called.add(id(node.target))  # self.parameters = ...: a target, no value read
@@ -766,11 +769,23 @@ class ModuleMethodTransform(Rule):
         ``self.param_list = [self.named_parameters]``, called later as ``gen_params()``): the Cell has no such
         method; the runtime's function bound to the module, which lists and names them as torch does."""
         name = original_node.attr.value
-        if name in self.METHOD_VALUES and id(original_node) not in self._called \
-                and self._in_model_method(original_node.value) and name not in self._own_methods[-1]:
+        if id(original_node) in self._called or name not in self.METHOD_VALUES | self.FLAGGED_VALUES:
+            return updated_node
+        on_self = self._in_model_method(original_node.value) and name not in self._own_methods[-1]
+        # a sub-module's (self.fc.train): the runtime gives a receiver that is no Cell, or whose own class defines
+        # the name, its own attribute; not in what a graph compiles, where the receiver may be any object
+        on_path = _self_path(original_node.value) is not None and self._in_model_method(cst.Name("self")) \
+            and not (self._functions[-1:] and self._functions[-1] in self._compiled[-1])
+        if name in self.FLAGGED_VALUES:
+            if on_self:
+                self.ctx.diagnose(original_node, "MP101", f"torch.nn.Module.{name} read as a value: "
+                                  f"{module_members()[name]['how']}", api=f"torch.nn.Module.{name}")
+            return updated_node
+        if on_self or on_path:
             self.runtime_modules.add("mindport.runtime.containers")
             self.ctx.converted_sites += 1
-            return parse_expression(f"{runtime_alias('mindport.runtime.containers')}.method_of(self, {name!r})")
+            return cst.Call(func=parse_expression(f"{runtime_alias('mindport.runtime.containers')}.method_of"),
+                            args=[cst.Arg(updated_node.value), cst.Arg(cst.SimpleString(repr(name)))])
         return updated_node
 
     def _in_model_method(self, receiver: cst.BaseExpression) -> bool:
@@ -1042,8 +1057,9 @@ def _self_targets(node: cst.ClassDef) -> list:
                 found.append(target)
 
         def visit_AssignTarget(self, n) -> None:
+            # a tuple's items are Elements (their .value the target); an Attribute's .value is its receiver
             for t in (n.target.elements if isinstance(n.target, (cst.Tuple, cst.List)) else [n.target]):
-                self._add(getattr(t, "value", t))
+                self._add(t.value if isinstance(t, cst.BaseElement) else t)
 
         def visit_AnnAssign(self, n) -> None:
             self._add(n.target)

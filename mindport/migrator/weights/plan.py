@@ -65,7 +65,20 @@ def _cell_paths(cell) -> dict:
                 walk(child, _join(prefix, name), ancestors | {id(child)})
 
     walk(cell, "", frozenset({id(cell)}))
+    for where, member in _held(cell).items():  # a module torch runs but does not register: under torch's path too
+        walk(member, where, frozenset({id(member)}))
     return paths
+
+
+def _held(cell) -> dict:
+    """path -> Cell of each module the model holds in a plain list, tuple or dict (mindport.runtime.held_members):
+    not among the Cell's parameters, as torch's are not in its state_dict; the proof's torch side hands their
+    tensors under these paths (validators.parity.side_torch), and a checkpoint never has them."""
+    from mindspore import nn
+
+    from mindport.runtime.held_members import unregistered_members
+
+    return unregistered_members(cell, nn.Cell, lambda c: c.cells_and_names())
 
 
 class _Target:
@@ -94,6 +107,8 @@ class _Target:
                 if param is not None:
                     self.by_path.setdefault(_join(prefix, leaf), param)
         self.unread = _unread_parameters(self.cells)
+        self.held = {id(param): where for where, member in _held(cell).items()
+                     for _, param in member.parameters_and_names()}  # Parameters of unregistered members
         self.buffers = {}
         for prefix, sub in self.cells.items():
             for name in getattr(sub, "_buffers", {}) or {}:
@@ -262,7 +277,19 @@ def plan_transfer(state, cell, name_map: dict[str, str] | None = None) -> tuple[
         add((key,), kind, obj, transform)
     filled_ids = set(filled)
     report.missing = [p.name for p in {id(p): p for p in target.by_path.values()}.values()
-                      if id(p) not in filled_ids and id(p) not in target.unread]
+                      if id(p) not in filled_ids and id(p) not in target.unread and id(p) not in target.held]
+    unheld: dict[str, int] = {}  # a member torch does not register keeps its own init: torch's model loads none either
+    for pid, where in target.held.items():
+        if pid not in filled_ids and pid not in target.unread:
+            unheld[where] = unheld.get(where, 0) + 1
+    for where, count in unheld.items():
+        report.diagnostics.append(Diagnostic(
+            "MP301", f"{where} ({count} parameter(s)) got no torch value: the model holds this module in a plain "
+                     "list or dict, which torch does not register, so no state_dict or checkpoint has its tensors; "
+                     "it keeps its random initial value, as the torch model's own copy does when it loads one",
+            _WHERE, api=where, severity="warning",
+            suggestion="hold it in nn.ModuleList/nn.ModuleDict in the torch model and save the checkpoint again, or "
+                       "give its tensors under these names (the proof hands the torch model's own)"))
     unexpected = [k for k in report.unexpected if k not in shape_errors]
     missing_shapes = {p.name: tuple(p.shape) for p in target.by_path.values() if p.name in report.missing}
     for key in unexpected:

@@ -23,6 +23,19 @@ def state_copy(model) -> dict:
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
 
+def held_state(model) -> dict:
+    """The tensors of the modules ``model`` holds in a plain list, tuple or dict (``self.blocks = [Block(c), ...]``),
+    which torch runs but does not register, so its state_dict has none: under their attribute paths
+    (``blocks.0.conv.weight``), the paths the converted Cell's weight plan gives the same members
+    (mindport.runtime.held_members). Without them a proof left the port's copies at their own random draw."""
+    import torch
+
+    from mindport.runtime.held_members import unregistered_members
+
+    held = unregistered_members(model, torch.nn.Module, lambda m: m.named_modules())
+    return {f"{where}.{k}": _numpy(v) for where, member in held.items() for k, v in member.state_dict().items()}
+
+
 def set_mode(model, training: bool = False):
     """torch's ``model.train(training)`` / ``model.eval()`` without calling the classes' own ``train``: a model that
     defines ``train(self, data, max_iterations)`` (allanj/StatNLP-PyTorch's NetworkModel, a model that is its own
@@ -284,7 +297,7 @@ class TorchSide:
                 key = f"{path}.{name}" if path else name
                 if buf is not None and name not in skip and key not in state:
                     state[key] = _numpy(buf)
-        return state
+        return {**state, **held_state(self.model)}
 
     def digest(self) -> str:
         """A digest of the parameters and buffers: tells whether a forward wrote the model's own state."""
