@@ -15,7 +15,7 @@ from mindport.mappings import OVERLAY_HINT
 from mindport.mappings.arguments import KEYWORD_VARARGS, NUMPY_NAMES, sized_parameters
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.mappings.settings_layers import SETTINGS_LAYERS
-from mindport.mappings.transforms.layers import IMPLICIT_VALUES
+from mindport.mappings.transforms.layers import IMPLICIT_VALUES, SEVERAL_ITEMS
 from mindport.migrator.einsum_native import native_einsum
 from mindport.migrator.native_facts import (
     MUTABLE_DISPLAYS,
@@ -2804,7 +2804,33 @@ class TableCallTransform(Rule):
                                              and a.keyword.value in params else a for a in other.args])
             condition = " and ".join(p if v else f"not {p}" for p, v in zip(params, values))
             branches.append((condition, other))
-        return made, tuple(branches)
+        several = self._several_items(func, entry, params)
+        if several is None:
+            self.ctx.imports_needed = needed
+            return None
+        return made, (*several, *branches)
+
+    def _several_items(self, func: cst.BaseExpression, entry, flags) -> tuple | None:
+        """The branch of a factory or value class for a parameter that converts another way when given several items
+        (transforms.layers.SEVERAL_ITEMS: LayerNorm's ``normalized_shape``), first, its bool ``switch`` ``flags``
+        handed on by name: ``(("isinstance(p, (tuple, list)) and len(p) > 1", construction),)``; () for an entry
+        with none, None when that construction is not static."""
+        branches = []
+        for transform in entry.transforms:
+            if transform not in SEVERAL_ITEMS or entry.param(SEVERAL_ITEMS[transform][0]) is None:
+                continue
+            param, source = SEVERAL_ITEMS[transform]
+            arg = lambda n, v: cst.Arg(keyword=cst.Name(n), value=v, equal=NO_SPACE_EQUAL)  # noqa: E731
+            # each flag at its other value, so the construction names it, then handed on by name
+            given = [arg(p.name, cst.parse_expression(source) if p.name == param else cst.Name(
+                ("False" if p.default == "True" else "True") if p.name in flags else p.name)) for p in entry.signature]
+            other = self._static_call(entry, cst.Call(func=func, args=fix_commas(given)))
+            if other is None:
+                return None
+            other = other.with_changes(args=[a.with_changes(value=cst.Name(a.keyword.value)) if a.keyword is not None
+                                             and a.keyword.value in flags else a for a in other.args])
+            branches.append((f"isinstance({param}, (tuple, list)) and len({param}) > 1", other))
+        return tuple(branches)
 
     def _ordered_construction(self, func: cst.BaseExpression, entry):
         """Several ``switch`` parameters, each either a bool whose one choice is its other value (``inplace``
