@@ -2498,6 +2498,15 @@ def _id_range_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     return ["x".join(map(str, dims)) + f":{m.group(1)}:{low}:{smaller}"]
 
 
+def _fewer_ids(problem: str, spec: str) -> str:
+    """``spec`` with its ids from a quarter of their range (``_id_range_hint``), when it is an integer tensor form and
+    the error is an embedding's "index out of range in self"; as it is otherwise."""
+    shape, _, rest = spec.partition(":")
+    if not re.fullmatch(r"\d+(x\d+)*", shape):
+        return spec
+    return (_id_range_hint(problem, [int(v) for v in shape.split("x")], rest) or [spec])[0]
+
+
 def _fixed_length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     """The input with an axis at the length the model was built for, when the forward's error names a size fixed by
     the constructor: a LayerNorm over the sequence too ("Given normalized_shape=[256, 24], expected input with shape
@@ -3401,6 +3410,15 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 flags = [_as_bool_mask(spec) for spec in specs]
                 if flags != specs:
                     reshaped.append(flags)
+            if failure is not None and len(specs) > 1 and "index out of range in self" in problem:
+                # ids out of their table after the model shifted them (per-field offsets), beside another argument:
+                # each integer argument from a quarter of its range, next. The first one's own hint does the same
+                # (_id_range_hint), but with several arguments the hint budget is spent before this error is met
+                # (easezyc/Multitask-Recommendation-Library's models, forward(categorical_x, numerical_x): the ids
+                # at one column per field were refused by the table, and no retry followed; 7 of 14 not built)
+                fewer = [_fewer_ids(problem, spec) for spec in specs]
+                if fewer != specs:
+                    reshaped.append(fewer)
             if len(specs) > 1 and culprits and 0 not in culprits:
                 # a shape error about another argument, given to the layer that refused it (a time series'
                 # time-feature marks, Autoformer's ``x_mark_enc`` at its ``Linear(4, d_model)`` beside the series
