@@ -2527,6 +2527,7 @@ class TableCallTransform(Rule):
                 a.keyword is None and not a.star and isinstance(a.value, cst.Name) and a.value.value == n
                 for a, n in zip(built.args, names)):
             return built.func  # F.relu only ever called as f(x): MindSpore's function itself
+        built = self._several_items_choice(entry, original_node, args, built)
         made = cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built)
         # a branch of ``a if c else b`` (value_shape's positions): parenthesised, or its body would take the rest
         return made if site is not None else made.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -2567,6 +2568,7 @@ class TableCallTransform(Rule):
         if built is None or any(n.value in runtime for n in all_nodes(built, cst.Name)):
             self.ctx.imports_needed = needed
             return None
+        built = self._several_items_choice(entry, first, args, built)
         return cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built,
                           lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # a branch of ``a if c else b`` too
 
@@ -2809,6 +2811,44 @@ class TableCallTransform(Rule):
             self.ctx.imports_needed = needed
             return None
         return made, (*several, *branches)
+
+    def _several_items_choice(self, entry, func: cst.BaseExpression, args: list, built: cst.Call) -> cst.BaseExpression:
+        """A lambda's body (a value only ever called: ``norm_type=nn.LayerNorm`` called as ``norm_type(x)``) when the
+        parameter ``x`` stands for converts another way given several items (transforms.layers.SEVERAL_ITEMS) and
+        the file calls a value it was handed with a display of several items (``norm_type((length, channels))``,
+        ditschuk/pytorch-tsmixer): that construction if ``x`` is such a sequence, else ``built``. ``built`` itself
+        otherwise (``norm_layer(dim)``: MindSpore's own layer, as a direct call with a name), or when that
+        construction is not static."""
+        if not self._handed_displays():
+            return built
+        names = [p.name for p in entry.signature]
+        for transform in entry.transforms:
+            if transform not in SEVERAL_ITEMS:
+                continue
+            param, source = SEVERAL_ITEMS[transform]
+            at = [i for i, a in enumerate(args) if (a.keyword.value if a.keyword is not None else
+                                                    names[i] if i < len(names) else None) == param]
+            if not at:
+                continue
+            given = [a.with_changes(value=cst.parse_expression(source.replace(param, code_of(a.value))))
+                     if i in at else a for i, a in enumerate(args)]
+            other = self._static_call(entry, cst.Call(func=func, args=fix_commas(given)))
+            if other is None:
+                return built
+            value = code_of(args[at[0]].value)
+            return cst.IfExp(test=cst.parse_expression(f"isinstance({value}, (tuple, list)) and len({value}) > 1"),
+                             body=other, orelse=built, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return built
+
+    def _handed_displays(self) -> bool:
+        """Whether the file calls a name that is none of its module-level functions or classes (a value handed to a
+        function: ``norm_type``) with a tuple or list display of several items as its first argument."""
+        if getattr(self, "_displays_memo", (None,))[0] is not self._module:
+            found = any(isinstance(c.func, cst.Name) and c.func.value not in self._flow.functions and c.args
+                        and c.args[0].keyword is None and isinstance(c.args[0].value, (cst.Tuple, cst.List))
+                        and len(c.args[0].value.elements) > 1 for c in all_nodes(self._module, cst.Call))
+            self._displays_memo = (self._module, found)
+        return self._displays_memo[1]
 
     def _several_items(self, func: cst.BaseExpression, entry, flags) -> tuple | None:
         """The branch of a factory or value class for a parameter that converts another way when given several items
