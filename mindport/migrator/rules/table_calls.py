@@ -655,7 +655,9 @@ class TableCallTransform(Rule):
 
 
                 def make_layernorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None):
-                    \"\"\"torch.nn.LayerNorm's parameters, building MindSpore's nn.LayerNorm (elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm).\"\"\"
+                    \"\"\"torch.nn.LayerNorm's parameters, building MindSpore's nn.LayerNorm (isinstance(normalized_shape, (tuple, list)) and len(normalized_shape) > 1: mp_nn.OptionalAffineLayerNorm; elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm).\"\"\"
+                    if isinstance(normalized_shape, (tuple, list)) and len(normalized_shape) > 1:
+                        return mp_nn.OptionalAffineLayerNorm(normalized_shape=tuple(normalized_shape), epsilon=float(eps), elementwise_affine=elementwise_affine, bias=bias, dtype=dtype or ms.float32)
                     if elementwise_affine and not bias:
                         return mp_nn.OptionalAffineLayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32, bias=bias)
                     if not elementwise_affine and bias:
@@ -678,6 +680,11 @@ class TableCallTransform(Rule):
 
                     def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None):
                         \"\"\"torch.nn.LayerNorm's parameters.\"\"\"
+                        if isinstance(normalized_shape, (tuple, list)) and len(normalized_shape) > 1:
+                            mp_nn.become(self, mp_nn.OptionalAffineLayerNorm)
+                            mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=tuple(normalized_shape), epsilon=float(eps), elementwise_affine=elementwise_affine, bias=bias, dtype=dtype or ms.float32)
+                            self.elementwise_affine = elementwise_affine
+                            return
                         if elementwise_affine and not bias:
                             mp_nn.become(self, mp_nn.OptionalAffineLayerNorm)
                             mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32, bias=bias)
