@@ -2498,6 +2498,11 @@ def _id_range_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     return ["x".join(map(str, dims)) + f":{m.group(1)}:{low}:{smaller}"]
 
 
+# a layer of float weights given integer ids: torch's matmul and convolution messages
+_IDS_FOR_FLOATS = re.compile(r"must have the same dtype, but got (Long|Int) and (Float|Double)|"
+                             r"Input type \(torch\.LongTensor\) and weight type \(torch\.FloatTensor\)")
+
+
 def _fewer_ids(problem: str, spec: str) -> str:
     """``spec`` with its ids from a quarter of their range (``_id_range_hint``), when it is an integer tensor form and
     the error is an embedding's "index out of range in self"; as it is otherwise."""
@@ -3419,6 +3424,17 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 fewer = [_fewer_ids(problem, spec) for spec in specs]
                 if fewer != specs:
                     reshaped.append(fewer)
+            if failure is not None and len(specs) > 1 and _IDS_FOR_FLOATS.search(problem):
+                # ids where a layer of float weights takes the argument ("mat1 and mat2 must have the same dtype, but
+                # got Long and Float"): the arguments that layer was given (else every one after the first, whose
+                # ids the first layer took) as floats of the same shape, next (Multitask-Recommendation-Library's
+                # SingleTaskModel: its numerical_x guessed ids beside the categorical ids, into a Linear)
+                which = sorted(culprits) if culprits else range(1, len(specs))
+                floats = [spec.split(":")[0] + ":float32" if i in which and re.fullmatch(r"\d+(x\d+)*:int\d+(:.*)?",
+                                                                                        spec) else spec
+                          for i, spec in enumerate(specs)]
+                if floats != specs:
+                    reshaped.append(floats)
             if len(specs) > 1 and culprits and 0 not in culprits:
                 # a shape error about another argument, given to the layer that refused it (a time series'
                 # time-feature marks, Autoformer's ``x_mark_enc`` at its ``Linear(4, d_model)`` beside the series
