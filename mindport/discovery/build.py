@@ -2498,6 +2498,20 @@ def _id_range_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     return ["x".join(map(str, dims)) + f":{m.group(1)}:{low}:{smaller}"]
 
 
+# a layer of float weights given integer ids: torch's matmul and convolution messages
+_IDS_FOR_FLOATS = re.compile(r"must have the same dtype, but got (Long|Int) and (Float|Double)|"
+                             r"Input type \(torch\.LongTensor\) and weight type \(torch\.FloatTensor\)")
+
+
+def _fewer_ids(problem: str, spec: str) -> str:
+    """``spec`` with its ids from a quarter of their range (``_id_range_hint``), when it is an integer tensor form and
+    the error is an embedding's "index out of range in self"; as it is otherwise."""
+    shape, _, rest = spec.partition(":")
+    if not re.fullmatch(r"\d+(x\d+)*", shape):
+        return spec
+    return (_id_range_hint(problem, [int(v) for v in shape.split("x")], rest) or [spec])[0]
+
+
 def _fixed_length_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     """The input with an axis at the length the model was built for, when the forward's error names a size fixed by
     the constructor: a LayerNorm over the sequence too ("Given normalized_shape=[256, 24], expected input with shape
@@ -3405,6 +3419,26 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 flags = [_as_bool_mask(spec) for spec in specs]
                 if flags != specs:
                     reshaped.append(flags)
+            if failure is not None and len(specs) > 1 and "index out of range in self" in problem:
+                # ids out of their table after the model shifted them (per-field offsets), beside another argument:
+                # each integer argument from a quarter of its range, next. The first one's own hint does the same
+                # (_id_range_hint), but with several arguments the hint budget is spent before this error is met
+                # (easezyc/Multitask-Recommendation-Library's models, forward(categorical_x, numerical_x): the ids
+                # at one column per field were refused by the table, and no retry followed; 7 of 14 not built)
+                fewer = [_fewer_ids(problem, spec) for spec in specs]
+                if fewer != specs:
+                    reshaped.append(fewer)
+            if failure is not None and len(specs) > 1 and _IDS_FOR_FLOATS.search(problem):
+                # ids where a layer of float weights takes the argument ("mat1 and mat2 must have the same dtype, but
+                # got Long and Float"): the arguments that layer was given (else every one after the first, whose
+                # ids the first layer took) as floats of the same shape, next (Multitask-Recommendation-Library's
+                # SingleTaskModel: its numerical_x guessed ids beside the categorical ids, into a Linear)
+                which = sorted(culprits) if culprits else range(1, len(specs))
+                floats = [spec.split(":")[0] + ":float32" if i in which and re.fullmatch(r"\d+(x\d+)*:int\d+(:.*)?",
+                                                                                        spec) else spec
+                          for i, spec in enumerate(specs)]
+                if floats != specs:
+                    reshaped.append(floats)
             if len(specs) > 1 and culprits and 0 not in culprits:
                 # a shape error about another argument, given to the layer that refused it (a time series'
                 # time-feature marks, Autoformer's ``x_mark_enc`` at its ``Linear(4, d_model)`` beside the series

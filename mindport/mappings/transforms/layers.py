@@ -538,6 +538,14 @@ def pool_stride(args: dict[str, Arg]) -> None:
             args.pop(key)
 
 
+# A call transform whose parameter, given a sequence of several items, converts another way (names each of them):
+# transform name -> (parameter, the source it is written with then). A factory or a value class the converter writes
+# (migrator/factories.py) receives the parameter only when it is called, so its construction tests it there: a
+# ``norm_layer=nn.LayerNorm`` handed on and called with ``(sequence_length, channels)`` (ditschuk/pytorch-tsmixer's
+# ``norm_type((sequence_length, input_channels))``) builds OptionalAffineLayerNorm, a single axis MindSpore's own.
+SEVERAL_ITEMS = {"layer_norm_axes": ("normalized_shape", "tuple(normalized_shape)")}
+
+
 @call_transform("layer_norm_axes")
 def layer_norm_axes(args: dict[str, Arg]) -> None:
     """LayerNorm normalises the last ``len(normalized_shape)`` axes; MindSpore takes begin axes (``-1`` only for one

@@ -479,6 +479,11 @@ class _BpropReturns(cst.CSTTransformer):
         if not self.exact and not isinstance(value, cst.Tuple):
             return updated_node  # (None, None) + grads: one gradient per input, *args included, already
         items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+        if not items:
+            # ``return ()`` (pointnet2_ops' FurthestPointSampling, GatherOperation: forward only, marked
+            # non-differentiable): no gradient for any input, as written; called, MindSpore refuses the count as
+            # torch does
+            return updated_node
         fixed = []
         for i, item in enumerate(items):
             if isinstance(item, cst.Name) and item.value == "None" and i < len(self.inputs):

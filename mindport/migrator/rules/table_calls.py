@@ -15,7 +15,7 @@ from mindport.mappings import OVERLAY_HINT
 from mindport.mappings.arguments import KEYWORD_VARARGS, NUMPY_NAMES, sized_parameters
 from mindport.mappings.transforms import Arg, Unsupported
 from mindport.mappings.settings_layers import SETTINGS_LAYERS
-from mindport.mappings.transforms.layers import IMPLICIT_VALUES
+from mindport.mappings.transforms.layers import IMPLICIT_VALUES, SEVERAL_ITEMS
 from mindport.migrator.einsum_native import native_einsum
 from mindport.migrator.native_facts import (
     MUTABLE_DISPLAYS,
@@ -655,7 +655,9 @@ class TableCallTransform(Rule):
 
 
                 def make_layernorm(normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None):
-                    \"\"\"torch.nn.LayerNorm's parameters, building MindSpore's nn.LayerNorm (elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm).\"\"\"
+                    \"\"\"torch.nn.LayerNorm's parameters, building MindSpore's nn.LayerNorm (isinstance(normalized_shape, (tuple, list)) and len(normalized_shape) > 1: mp_nn.OptionalAffineLayerNorm; elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and bias: mp_nn.OptionalAffineLayerNorm; not elementwise_affine and not bias: mp_nn.OptionalAffineLayerNorm).\"\"\"
+                    if isinstance(normalized_shape, (tuple, list)) and len(normalized_shape) > 1:
+                        return mp_nn.OptionalAffineLayerNorm(normalized_shape=tuple(normalized_shape), epsilon=float(eps), elementwise_affine=elementwise_affine, bias=bias, dtype=dtype or ms.float32)
                     if elementwise_affine and not bias:
                         return mp_nn.OptionalAffineLayerNorm(normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32, bias=bias)
                     if not elementwise_affine and bias:
@@ -678,6 +680,11 @@ class TableCallTransform(Rule):
 
                     def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None):
                         \"\"\"torch.nn.LayerNorm's parameters.\"\"\"
+                        if isinstance(normalized_shape, (tuple, list)) and len(normalized_shape) > 1:
+                            mp_nn.become(self, mp_nn.OptionalAffineLayerNorm)
+                            mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=tuple(normalized_shape), epsilon=float(eps), elementwise_affine=elementwise_affine, bias=bias, dtype=dtype or ms.float32)
+                            self.elementwise_affine = elementwise_affine
+                            return
                         if elementwise_affine and not bias:
                             mp_nn.become(self, mp_nn.OptionalAffineLayerNorm)
                             mp_nn.OptionalAffineLayerNorm.__init__(self, normalized_shape=(tuple(normalized_shape) if isinstance(normalized_shape, (tuple, list)) else (normalized_shape,)), epsilon=float(eps), dtype=dtype or ms.float32, bias=bias)
@@ -2532,6 +2539,7 @@ class TableCallTransform(Rule):
                 a.keyword is None and not a.star and isinstance(a.value, cst.Name) and a.value.value == n
                 for a, n in zip(built.args, names)):
             return built.func  # F.relu only ever called as f(x): MindSpore's function itself
+        built = self._several_items_choice(entry, original_node, args, built)
         made = cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built)
         # a branch of ``a if c else b`` (value_shape's positions): parenthesised, or its body would take the rest
         return made if site is not None else made.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
@@ -2572,6 +2580,7 @@ class TableCallTransform(Rule):
         if built is None or any(n.value in runtime for n in all_nodes(built, cst.Name)):
             self.ctx.imports_needed = needed
             return None
+        built = self._several_items_choice(entry, first, args, built)
         return cst.Lambda(params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in names]), body=built,
                           lpar=[cst.LeftParen()], rpar=[cst.RightParen()])  # a branch of ``a if c else b`` too
 
@@ -2809,7 +2818,71 @@ class TableCallTransform(Rule):
                                              and a.keyword.value in params else a for a in other.args])
             condition = " and ".join(p if v else f"not {p}" for p, v in zip(params, values))
             branches.append((condition, other))
-        return made, tuple(branches)
+        several = self._several_items(func, entry, params)
+        if several is None:
+            self.ctx.imports_needed = needed
+            return None
+        return made, (*several, *branches)
+
+    def _several_items_choice(self, entry, func: cst.BaseExpression, args: list, built: cst.Call) -> cst.BaseExpression:
+        """A lambda's body (a value only ever called: ``norm_type=nn.LayerNorm`` called as ``norm_type(x)``) when the
+        parameter ``x`` stands for converts another way given several items (transforms.layers.SEVERAL_ITEMS) and
+        the file calls a value it was handed with a display of several items (``norm_type((length, channels))``,
+        ditschuk/pytorch-tsmixer): that construction if ``x`` is such a sequence, else ``built``. ``built`` itself
+        otherwise (``norm_layer(dim)``: MindSpore's own layer, as a direct call with a name), or when that
+        construction is not static."""
+        if not self._handed_displays():
+            return built
+        names = [p.name for p in entry.signature]
+        for transform in entry.transforms:
+            if transform not in SEVERAL_ITEMS:
+                continue
+            param, source = SEVERAL_ITEMS[transform]
+            at = [i for i, a in enumerate(args) if (a.keyword.value if a.keyword is not None else
+                                                    names[i] if i < len(names) else None) == param]
+            if not at:
+                continue
+            given = [a.with_changes(value=cst.parse_expression(source.replace(param, code_of(a.value))))
+                     if i in at else a for i, a in enumerate(args)]
+            other = self._static_call(entry, cst.Call(func=func, args=fix_commas(given)))
+            if other is None:
+                return built
+            value = code_of(args[at[0]].value)
+            return cst.IfExp(test=cst.parse_expression(f"isinstance({value}, (tuple, list)) and len({value}) > 1"),
+                             body=other, orelse=built, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return built
+
+    def _handed_displays(self) -> bool:
+        """Whether the file calls a name that is none of its module-level functions or classes (a value handed to a
+        function: ``norm_type``) with a tuple or list display of several items as its first argument."""
+        if getattr(self, "_displays_memo", (None,))[0] is not self._module:
+            found = any(isinstance(c.func, cst.Name) and c.func.value not in self._flow.functions and c.args
+                        and c.args[0].keyword is None and isinstance(c.args[0].value, (cst.Tuple, cst.List))
+                        and len(c.args[0].value.elements) > 1 for c in all_nodes(self._module, cst.Call))
+            self._displays_memo = (self._module, found)
+        return self._displays_memo[1]
+
+    def _several_items(self, func: cst.BaseExpression, entry, flags) -> tuple | None:
+        """The branch of a factory or value class for a parameter that converts another way when given several items
+        (transforms.layers.SEVERAL_ITEMS: LayerNorm's ``normalized_shape``), first, its bool ``switch`` ``flags``
+        handed on by name: ``(("isinstance(p, (tuple, list)) and len(p) > 1", construction),)``; () for an entry
+        with none, None when that construction is not static."""
+        branches = []
+        for transform in entry.transforms:
+            if transform not in SEVERAL_ITEMS or entry.param(SEVERAL_ITEMS[transform][0]) is None:
+                continue
+            param, source = SEVERAL_ITEMS[transform]
+            arg = lambda n, v: cst.Arg(keyword=cst.Name(n), value=v, equal=NO_SPACE_EQUAL)  # noqa: E731
+            # each flag at its other value, so the construction names it, then handed on by name
+            given = [arg(p.name, cst.parse_expression(source) if p.name == param else cst.Name(
+                ("False" if p.default == "True" else "True") if p.name in flags else p.name)) for p in entry.signature]
+            other = self._static_call(entry, cst.Call(func=func, args=fix_commas(given)))
+            if other is None:
+                return None
+            other = other.with_changes(args=[a.with_changes(value=cst.Name(a.keyword.value)) if a.keyword is not None
+                                             and a.keyword.value in flags else a for a in other.args])
+            branches.append((f"isinstance({param}, (tuple, list)) and len({param}) > 1", other))
+        return tuple(branches)
 
     def _ordered_construction(self, func: cst.BaseExpression, entry):
         """Several ``switch`` parameters, each either a bool whose one choice is its other value (``inplace``
