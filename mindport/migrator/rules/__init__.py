@@ -74,6 +74,7 @@ from mindport.migrator.rules.truth_tests import XorTestTransform
 from mindport.migrator.rules.try_reraise import TryReraiseTransform
 from mindport.migrator.rules.unbound_fallbacks import UnboundFallbackTransform
 from mindport.migrator.rules.unbound_names import UnboundNameTransform
+from mindport.migrator.rules.raise_types import GraphRaiseTypeTransform
 from mindport.migrator.rules.zip_strict import ZipStrictTransform
 from mindport.migrator.rules.aug_rebind import AugAssignRebindTransform
 from mindport.migrator.rules.alias_updates import AliasUpdateTransform
@@ -142,6 +143,7 @@ RULES = (
     DictUpdateTransform,          # kwargs.update(k=v) in a model method -> kwargs['k'] = v (GRAPH_MODE)
     ReprUnsetTransform,           # __repr__ reading self.x its class never sets -> falls back (GRAPH_MODE calls it)
     RaiseNotImplementedTransform,  # raise NotImplemented -> raise NotImplementedError
+    GraphRaiseTypeTransform,      # raise ProjectError(...) in a model method: MP107 (GRAPH_MODE raises standard types only)
     XorTestTransform,             # assert not (a ^ b) -> assert not (a != b) (GRAPH_MODE's BitXor takes ints only)
     ExactTypeTestTransform,       # type(x) is tuple in a model method -> isinstance(x, tuple) and ... (GRAPH_MODE folds)
     MathCallTransform,            # math.sqrt(n) in a model method -> mp_graph_safe.math_call(math.sqrt, n) (GRAPH_MODE)
@@ -168,7 +170,7 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, UnboundNam
                         InertContextTransform, NamedTupleDictTransform,
                         AugAssignRebindTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform,
-                        MathCallTransform)  # they act in model classes
+                        MathCallTransform, GraphRaiseTypeTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:
