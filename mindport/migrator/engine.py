@@ -235,6 +235,17 @@ class RuleRunner(cst.CSTTransformer):
                 self._pending[-1].nested += sites
         return result
 
+    def supersede(self) -> None:
+        """The statement being left is replaced whole by the rule calling this (UnboundNameTransform's ``raise
+        NameError``): the sites flagged in it are gone with it, and so are their diagnostics (a flagged statement
+        would otherwise go back to its torch form, undoing the rule)."""
+        pending = self._pending[-1]
+        where = {self.ctx.position(node) for node in pending.flagged}
+        self.ctx.diagnostics[:] = [d for d in self.ctx.diagnostics
+                                   if d.file != self.ctx.filename or (d.line, d.column) not in where]
+        pending.notes.clear()
+        pending.flagged.clear()
+
     def _internal_error(self, node, hook, exc: Exception) -> None:
         """MP298: a rule failed at this node; its statement goes back to its torch form, flagged."""
         where = getattr(hook, "__qualname__", "a rule")

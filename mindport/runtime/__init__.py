@@ -34,6 +34,7 @@
 * :mod:`mindport.runtime.containers`: ``ParameterList``/``ParameterDict`` Cells that name their parameters like torch
   (``scales.0``), so torch weights line up by name; ``ModuleDict``, which holds any Cell (``CellDict`` refuses a
   CellList) and is read like a Cell in a static graph; ``ModuleList``, a CellList that holds None members too;
+  ``ModuleListLayer``, the base of a ModuleList subclass with its own forward (a SequentialCell: a graph calls it);
   torch's ``parameters()``/``named_parameters()``/``buffers()`` of a Cell.
 * :mod:`mindport.runtime.frozen` (loaded with any runtime module): a Parameter frozen after it was made
   (``p.requires_grad = False``) is marked, so it is told from a buffer (a non-trainable Parameter from birth).

@@ -469,16 +469,9 @@ class ModuleDict(_Keyed, _NamesLaterMembers):
 
 
 
-class ModuleList(nn.CellList, _NamesLaterMembers):
-    """``torch.nn.ModuleList``: a CellList that also holds ``None`` (torch keeps a None member: x-transformers builds
-    ``ModuleList([pre_norm, post_norm, None])`` and unpacks it in forward; ``mindspore.nn.CellList`` refuses it).
-    Built from any iterable (a tuple, a generator). A None member is kept in place, yields None, has no parameters;
-    it reads the same in a static graph."""
-
-    def __init__(self, modules=None) -> None:
-        super().__init__()
-        if modules is not None:
-            self.extend(modules)
+class _ListMembers:
+    """What ModuleList and ModuleListLayer share: members by position, ``None`` kept in place, each member named
+    under the prefix the owner gave the list (torch's ``blocks.0.fc.weight``)."""
 
     def _prefix(self) -> str:
         from mindspore.nn.layer.container import _get_prefix_and_index  # the prefix CellList names members with
@@ -522,6 +515,38 @@ class ModuleList(nn.CellList, _NamesLaterMembers):
         for cell in self._cells.values():
             if cell is not None:
                 cell.set_grad(flag)
+
+
+class ModuleList(_ListMembers, nn.CellList, _NamesLaterMembers):
+    """``torch.nn.ModuleList``: a CellList that also holds ``None`` (torch keeps a None member: x-transformers builds
+    ``ModuleList([pre_norm, post_norm, None])`` and unpacks it in forward; ``mindspore.nn.CellList`` refuses it).
+    Built from any iterable (a tuple, a generator). A None member is kept in place, yields None, has no parameters;
+    it reads the same in a static graph."""
+
+    def __init__(self, modules=None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.extend(modules)
+
+
+class ModuleListLayer(_ListMembers, nn.SequentialCell, _NamesLaterMembers):
+    """The base of a ``torch.nn.ModuleList`` subclass that defines its own ``forward`` and is called as a layer
+    (dinov2's ``BlockChunk``: ``for b in self: x = b(x)``). A static graph reads every CellList, a subclass too, as a
+    tuple of its members, so calling one failed to compile ("The object is not callable", MindSpore 2.10), reached
+    directly or from a list; a SequentialCell subclass is compiled as a Cell (its ``construct``) and is iterated in
+    it as a list. Members, names and indexing as :class:`ModuleList`'s."""
+
+    def __init__(self, modules=None) -> None:
+        super().__init__()
+        if isinstance(modules, dict):  # a slice: SequentialCell builds one from an OrderedDict of the members
+            modules = modules.values()
+        if modules is not None:
+            self.extend(modules)
+
+    def append(self, cell):
+        super().append(cell)
+        self.cell_list = list(self._cells.values())  # what SequentialCell's iteration in a graph reads
+        return self
 
 
 def buffer(value, name: str):

@@ -27,6 +27,21 @@ def merged_dict(*parts):
     return out
 
 
+def joined(parts):
+    """The lists in ``parts`` joined in order: ``[f(a, b) for a in xs for b in ys]`` is ``joined([[f(a, b) for b in
+    ys] for a in xs])`` (ComprehensionForsTransform).
+
+    MindSpore's static graph takes one ``for`` per comprehension; it compiles ``sum(parts, [])``, which Python runs in
+    time quadratic in the number of parts, so PyNative (a module's function called on a long list too) extends one
+    list instead."""
+    if _in_graph():
+        return sum(parts, [])
+    out = []
+    for part in parts:
+        out.extend(part)
+    return out
+
+
 def dict_copy(source):
     """``dict(x)`` of one argument: a dict is copied item by item (``update``), anything else goes to ``dict``.
 

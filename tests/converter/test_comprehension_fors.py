@@ -1,7 +1,9 @@
 """Comprehensions with two ``for`` clauses in a model's forward: MindSpore's static graph takes one ``for`` per
 comprehension ("The 'generators' supports 1 'comprehension'"), so the converter nests them (ComprehensionForsTransform)
 and writes its own doubled padding without one (a convolution built in forward with its padding held by a name:
-TimeMixer's down-sampling; its weights are drawn there, so the output is its shape); the ports match torch in PyNative and compiled."""
+TimeMixer's down-sampling; its weights are drawn there, so the output is its shape); the ports match torch in PyNative and compiled.
+A module's function is compiled with the method that calls it (VITS' commons.convert_pad_shape flattening F.pad's
+amounts with two fors: GRAPH_MODE refused "The 'generators' supports 1 'comprehension'"): it is nested there too."""
 from __future__ import annotations
 
 import textwrap
@@ -49,8 +51,8 @@ PADDED = textwrap.dedent("""\
 
 def test_nested_comprehensions_written():
     code = convert_source(PAIRS).code
-    assert "sum([[a * s for s in scales if s != 0] for a in xs if a is not None], [])" in code
-    assert "for b in xs[:2] for" not in code and "sum([sum([[" in code
+    assert "mp_graph_safe.joined([[a * s for s in scales if s != 0] for a in xs if a is not None])" in code
+    assert "for b in xs[:2] for" not in code and "mp_graph_safe.joined([mp_graph_safe.joined([[" in code
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
@@ -70,3 +72,45 @@ def test_padding_held_by_a_name_matches(tmp_path, mode):
     code = convert_source(PADDED).code
     x = np.random.default_rng(0).standard_normal((1, 3, 6, 8)).astype(np.float32)
     assert_port_matches_in_mode(PADDED, code, "Down", [x], tmp_path, "padded", mode, atol=1e-5)
+
+
+HELPER = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    def convert_pad_shape(pad_shape):
+        l = pad_shape[::-1]
+        pad_shape = [item for sublist in l for item in sublist]
+        return pad_shape
+
+
+    class Padded(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(2, 3, 3)
+
+        def forward(self, x):
+            x = F.pad(x, convert_pad_shape([[0, 0], [0, 0], [2, 1]]))
+            return self.conv(x)
+""")
+
+
+def test_module_function_comprehension_nested():
+    code = convert_source(HELPER).code
+    assert "pad_shape = mp_graph_safe.joined([[item for item in sublist] for sublist in l])" in code
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_module_function_comprehension_matches(tmp_path, mode):
+    code = convert_source(HELPER).code
+    x = np.random.default_rng(0).standard_normal((2, 2, 6)).astype(np.float32)
+    assert_port_matches_in_mode(HELPER, code, "Padded", [x], tmp_path, "helper49", mode, atol=1e-6)
+
+
+def test_joined_is_linear_in_pynative():
+    from mindport.runtime.graph_safe import joined
+
+    parts = [[i, -i] for i in range(3)]
+    assert joined(parts) == [0, 0, 1, -1, 2, -2] and joined([]) == []

@@ -131,7 +131,7 @@ RULES = (
     LocalsDictTransform,          # locals() in a model method -> {"name": name, ...} bound by then (GRAPH_MODE: {})
     SelfCacheTransform,           # self.x written in one model method, read in another -> returned/passed (GRAPH_MODE)
     ArgumentWriteTransform,       # a helper's h[i] = v into its caller's tensor -> return h; h = helper(h) (GRAPH_MODE)
-    ComprehensionForsTransform,   # [f(a, b) for a in xs for b in ys] -> sum([[...] for a in xs], []) (GRAPH_MODE)
+    ComprehensionForsTransform,   # [f(a, b) for a in xs for b in ys] -> mp_graph_safe.joined([[...] for a in xs]) (GRAPH_MODE)
     TryReraiseTransform,          # try: body / except E as e: print(...); raise e -> body (GRAPH_MODE has no try)
     LoopElseTransform,            # for/while ... else in a model method -> a no-break flag and if (GRAPH_MODE refuses)
     LocalDelTransform,            # del query, key in a model method -> dropped (GRAPH_MODE has no del)

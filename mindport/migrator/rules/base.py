@@ -73,12 +73,16 @@ def forward_methods(node: cst.ClassDef, module_classes: set[str]) -> set[int]:
 
 class GraphMethodRule(Rule):
     """A rule acting only in the code a static graph compiles: a model class's methods but ``__init__``, and the
-    functions nested in them (``self.compiled``)."""
+    functions nested in them (``self.compiled``); with ``MODULE_FUNCTIONS``, a module's functions too (a graph compiles
+    one with every method that calls it, from any file)."""
+
+    MODULE_FUNCTIONS: ClassVar[bool] = False
 
     def __init__(self, ctx: FileContext, module_classes: set[str]) -> None:
         super().__init__(ctx)
         self._module_classes = module_classes
         self._methods: set[int] = set()
+        self._module_functions: set[int] = set()  # ids of the module's functions (MODULE_FUNCTIONS)
         self._compiled: list[bool] = []  # per enclosing function: whether a graph compiles it
 
     @property
@@ -88,8 +92,14 @@ class GraphMethodRule(Rule):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._methods |= forward_methods(node, self._module_classes)
 
+    def visit_Module(self, node: cst.Module) -> None:
+        if self.MODULE_FUNCTIONS and self.ctx.imports("torch"):  # a file with no torch: no model calls it
+            from mindport.migrator.syntax import module_level
+
+            self._module_functions = {id(s) for s in module_level(node.body) if isinstance(s, cst.FunctionDef)}
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._compiled.append(id(node) in self._methods or self.compiled)
+        self._compiled.append(id(node) in self._methods or id(node) in self._module_functions or self.compiled)
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._compiled.pop()

@@ -58,6 +58,10 @@ class ModuleClassTransform(Rule):
     ``self.<name>`` references in the file's module classes and the calls on a name of the file bound only to
     instances of the class (``model = Net(); model.compile(...)``): it would replace MindSpore's method.
 
+    A ``torch.nn.ModuleList`` subclass that defines ``forward`` (called as a layer: dinov2's ``BlockChunk``) is based
+    on ``mp_containers.ModuleListLayer``, a SequentialCell holding its members as ModuleList does: a static graph
+    reads any CellList as a tuple of its members, and calling one failed to compile ("The object is not callable").
+
     A module class with no ``forward`` method that sets ``self.forward = lambda x: ...`` at the top of ``__init__``
     (reading no local of ``__init__``) gets that lambda as its ``construct`` method: a static graph failed to compile
     the lambda held on the instance ("Parse Resolve convert failed": PointCNN's ``LayerNorm``).
@@ -142,6 +146,30 @@ class ModuleClassTransform(Rule):
                         return x
             """,
             note='In a module class, forward called on a layer reached through a local name is its construct.',
+        ),
+        Example(
+            before="""
+                import torch.nn as nn
+
+
+                class Chunk(nn.ModuleList):
+                    def forward(self, x):
+                        for block in self:
+                            x = block(x)
+                        return x
+            """,
+            after="""
+                from mindport.runtime import containers as mp_containers
+
+
+                class Chunk(mp_containers.ModuleListLayer):
+                    def construct(self, x):
+                        for block in self:
+                            x = block(x)
+                        return x
+            """,
+            note="A ModuleList subclass called as a layer: a static graph reads a CellList as a tuple, which it "
+                 "cannot call; ModuleListLayer is a SequentialCell, compiled as a Cell.",
         ),
         Example(
             before="""
@@ -272,6 +300,8 @@ class ModuleClassTransform(Rule):
         is_module = self._class_stack.pop()  # the bases themselves are converted by the table (torch.nn.Module entry)
         self._class_bodies.pop()
         own = _own_methods(original_node)
+        if is_module and "forward" in own:
+            updated_node = self._called_list_base(original_node, updated_node)
         if is_module and not own & {"forward", "construct"}:
             updated_node = self._forward_lambda_as_method(updated_node)
             if torch_based and "__call__" in own:
@@ -287,6 +317,18 @@ class ModuleClassTransform(Rule):
             "    return self.extra_repr()\n").with_changes(leading_lines=[cst.EmptyLine(indent=False)]))
         self.ctx.converted_sites += 1
         return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
+
+    def _called_list_base(self, original: cst.ClassDef, cls: cst.ClassDef) -> cst.ClassDef:
+        """A ``torch.nn.ModuleList`` base of a class that defines ``forward`` (dinov2's ``BlockChunk``, called as a
+        layer) -> ``mp_containers.ModuleListLayer``: a static graph reads any CellList, a subclass too, as a tuple,
+        and calling it failed to compile ("The object is not callable")."""
+        bases = list(cls.bases)
+        for i, base in enumerate(original.bases):
+            if base.keyword is None and self.scope.resolve_torch(base.value) == "torch.nn.ModuleList":
+                layer = f"{self.ctx.alias_for('mindport.runtime.containers')}.ModuleListLayer"
+                bases[i] = bases[i].with_changes(value=cst.parse_expression(layer))
+                self.ctx.converted_sites += 1
+        return cls.with_changes(bases=bases)
 
     def _call_as_construct(self, cls: cst.ClassDef) -> cst.ClassDef:
         """A direct nn.Module subclass with no ``forward`` that overrides ``__call__`` (high-order-layers-torch's

@@ -37,6 +37,11 @@ class UnboundNameTransform(GraphMethodRule):
     reads ``math.ceil(m)`` in a file that never imports ``math``; torch never reached the line, GRAPH_MODE refused
     the model ("The name 'math' is not defined").
 
+    A name bound only by an import of a torch-based package in a ``try`` that catches ImportError (dinov2's
+    ``from xformers.ops import memory_efficient_attention, unbind``) is bound nowhere in the port: the conversion
+    makes that import raise, so the fallback runs (``XFORMERS_AVAILABLE = False``); a line after ``if not
+    XFORMERS_AVAILABLE: return ...`` reading it is treated alike, and the site flagged in it (MP106) goes with it.
+
     Taken only on a branch or after an early exit (a line every call runs would fail in torch too: a fragment, not
     a model), and only in a
     file that binds no names in ways a statement does not show (``from m import *``, ``globals()``,
@@ -144,6 +149,7 @@ class UnboundNameTransform(GraphMethodRule):
         self._in_branch: set[int] = set()  # ids of the statement lines an if of a compiled function holds
         self._depth = 0  # enclosing classes and functions
         self._raised: set[int] = set()  # ids of the raise statements written
+        self._optional: frozenset[str] = frozenset()  # names bound only by a guarded torch-based package import
 
     def visit_Module(self, node: cst.Module) -> None:
         if not self._module_classes or any(text in node.code for text in _DYNAMIC):
@@ -152,7 +158,10 @@ class UnboundNameTransform(GraphMethodRule):
             tree = ast.parse(node.code)
         except SyntaxError:
             return
-        self._module_bound = frozenset(_module_bindings(tree)) | _MODULE_NAMES | frozenset(dir(builtins))
+        optional = _optional_imports(tree, self.scope.is_package)
+        bound = _module_bindings(tree, {id(node) for node in optional})
+        self._optional = frozenset(n for node in optional for n in _imported_names(node)) - bound
+        self._module_bound = frozenset(bound) | _MODULE_NAMES | frozenset(dir(builtins))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
@@ -199,12 +208,16 @@ class UnboundNameTransform(GraphMethodRule):
         name = unbound[0]
         self.ctx.converted_sites += 1
         original = code_of(original_node.with_changes(leading_lines=[])).strip().splitlines()
+        reason = (f"{name!r} is bound only by a torch-based package's import, which raises under MindSpore (the "
+                  "ImportError fallback runs)" if name in self._optional else f"{name!r} is bound nowhere")
         comments = [cst.EmptyLine(comment=cst.Comment(
-            f"# mindport: {name!r} is bound nowhere: torch raises NameError on this line (GRAPH_MODE compiles no "
+            f"# mindport: {reason}: torch raises NameError on this line (GRAPH_MODE compiles no "
             "unbound name)"))] + [cst.EmptyLine(comment=cst.Comment(f"# {line}")) for line in original]
         raised = parse_statement(f"raise NameError({repr(f'name {name!r} is not defined')})")
         raised = raised.with_changes(leading_lines=[*original_node.leading_lines, *comments])
         self._raised.add(id(raised))
+        if getattr(self, "runner", None) is not None:
+            self.runner.supersede()  # a site flagged in the line (the package's own call, MP106) goes with it
         return raised
 
     def leave_IndentedBlock(self, original_node, updated_node):
@@ -252,12 +265,47 @@ def _leaves(node: cst.If) -> bool:
     return False
 
 
-def _module_bindings(tree: ast.Module) -> set[str]:
-    """Names the module's statements bind, at any depth outside function and class bodies (their own names too)."""
+def _optional_imports(tree: ast.Module, is_package) -> list:
+    """The imports of a torch-based package (``is_package``: one not part of the project) in the body of a module's
+    ``try`` that catches ImportError (dinov2's ``from xformers.ops import memory_efficient_attention, unbind``): the
+    conversion makes them raise, so under MindSpore they bind nothing and the ``except`` fallback runs."""
+    out: list = []
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Try) and any(_catches_import_error(h.type) for h in node.handlers):
+            for inner in node.body:
+                for stmt in ast.walk(inner):
+                    if isinstance(stmt, ast.ImportFrom) and not stmt.level and is_package(stmt.module) \
+                            or isinstance(stmt, ast.Import) and all(is_package(a.name) for a in stmt.names):
+                        out.append(stmt)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _catches_import_error(kind) -> bool:
+    if kind is None:
+        return True
+    names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return any(isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+               for n in names)
+
+
+def _imported_names(node) -> set[str]:
+    return {(a.asname or a.name).split(".")[0] for a in node.names}
+
+
+def _module_bindings(tree: ast.Module, skip: set[int] = frozenset()) -> set[str]:
+    """Names the module's statements bind, at any depth outside function and class bodies (their own names too), but
+    the import statements in ``skip`` (ids)."""
     out: set[str] = set()
     todo: list[ast.AST] = list(tree.body)
     while todo:
         node = todo.pop()
+        if id(node) in skip:
+            continue
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.add(node.name)
             continue
