@@ -83,3 +83,34 @@ def test_a_model_a_trainer_holds_and_calls_through_its_own_method_trains_from_bi
         for x, y in zip(a, b):
             assert abs(x - y) <= 1e-5 * max(1.0, abs(x)), (t, m)
     assert t[-1][0] > t[0][0] + 0.1  # the critic's loss moves: training happens (the fakes use batch statistics)
+
+
+# uoguelph-mlrg/Cutout steps its MultiStepLR with the epoch, ``scheduler.step(epoch)`` (the form of scripts written for
+# torch < 1.4). Given an epoch a scheduler computes its closed form; MindSpore 2.10's MultiStepLR inherits StepLR's,
+# which reads a ``step_size`` it has not (first run fresh49: AttributeError: 'MultiStepLR' object has no attribute
+# 'step_size' after the first epoch). Class: MultiStepLR stepped with an epoch: the runtime MultiStepLR computes
+# torch's closed form, base_lr * gamma ** bisect_right(milestones, epoch).
+MULTISTEP_EPOCH = '''
+import torch
+
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[2, 5, 5], gamma=0.5)
+x = torch.linspace(-1, 1, 8).reshape(4, 2)
+for epoch in range(8):
+    opt.zero_grad()
+    loss = (model(x) - 1).pow(2).mean()
+    loss.backward()
+    opt.step()
+    sched.step(epoch)
+    print("step", float(opt.param_groups[0]["lr"]))
+'''
+
+
+def test_a_multistep_scheduler_stepped_with_the_epoch_takes_torchs_rate(tmp_path):
+    from test_fresh46_causes import _convert_and_run
+
+    t, m, code = _convert_and_run(tmp_path, MULTISTEP_EPOCH)
+    assert "mp_optim.MultiStepLR(" in code, code
+    assert t == m and len(t) == 8, (t, m)
+    assert {r[0] for r in t} == {0.5, 0.25, 0.0625}  # the milestone listed twice counts twice, as torch's
