@@ -23,6 +23,7 @@ from mindspore.experimental.optim import AdamW as _AdamW
 from mindspore.experimental.optim import Optimizer as _Optimizer
 from mindspore.experimental.optim import SGD as _SGD
 from mindspore.experimental.optim.lr_scheduler import LRScheduler as _LRScheduler
+from mindspore.experimental.optim.lr_scheduler import MultiStepLR as _MultiStepLR
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
 __all__ = ["Adam", "OneCycleLR", "Optimizer", "SGD", "live_gradients", "set_grads", "distinct_names", "load_state_dict", "set_group", "state_dict"]
@@ -208,6 +209,20 @@ def _held(value):
     if isinstance(value, Tensor) and not isinstance(value, Parameter):
         return Parameter(value, requires_grad=False)
     return value
+
+
+class MultiStepLR(_MultiStepLR):
+    """``torch.optim.lr_scheduler.MultiStepLR``: MindSpore's, with torch's rate for ``step(epoch)``. Given an epoch,
+    a scheduler computes its closed form; MindSpore 2.10's MultiStepLR inherits StepLR's (``self.step_size``, which it
+    has not: AttributeError at ``scheduler.step(epoch)``, the form of scripts written for torch < 1.4,
+    uoguelph-mlrg/Cutout). torch's: ``base_lr * gamma ** bisect_right(milestones, epoch)`` (a milestone listed twice
+    counts twice)."""
+
+    def _get_closed_form_lr(self):
+        from bisect import bisect_right
+
+        passed = bisect_right(sorted(self.milestones.elements()), int(self.last_epoch.value()))
+        return [base_lr * self.gamma ** passed for base_lr in self.base_lrs]
 
 
 class OneCycleLR(_LRScheduler):

@@ -64,7 +64,9 @@ Training mode: torch builds every Module in training mode, MindSpore's Cells sta
 never calls ``train()``/``eval()``, a model the step calls gets ``model.set_train(True)`` once before the loop, and
 a parameter of the enclosing function the step calls (a generator handed into ``train_wgan(dataloader, generator,
 critic)`` from another file, whose parameters the file never reads)
-``mindport.runtime.training.train_mode(name)``: set_train for a Cell, nothing for a function.
+``mindport.runtime.training.train_mode(name)``: set_train for a Cell, nothing for a function; so does, in a method
+of a class, an attribute ``self.<name>`` (not a method of the class) the step calls directly or through the class's
+own methods (a Trainer handed its generator and critic by another file, sampling fakes in ``self.sample_generator``).
 """
 from __future__ import annotations
 
@@ -374,6 +376,52 @@ class TrainingLoopRule(Rule):
                         optimizer(mp_train.grads_of(optimizer))
             """,
             note="State carried from one step to the next (an RNN's hidden state) is forward_fn's argument and comes back out; h_state = h_state.data stays outside, after the call; zero_grad() between forward and backward resets .grad before backward adds into it.",
+        ),
+        Example(
+            before="""
+                import torch
+
+
+                class Trainer:
+                    def __init__(self, generator, critic, d_opt):
+                        self.G, self.D, self.D_opt = generator, critic, d_opt
+
+                    def sample(self, z):
+                        return self.G(z)
+
+                    def critic_step(self, real, z):
+                        self.D_opt.zero_grad()
+                        loss = self.D(self.sample(z)).mean() - self.D(real).mean()
+                        loss.backward()
+                        self.D_opt.step()
+                        return loss.item()
+            """,
+            after="""
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                class Trainer:
+                    def __init__(self, generator, critic, d_opt):
+                        self.G, self.D, self.D_opt = generator, critic, d_opt
+
+                    def sample(self, z):
+                        return self.G(z)
+
+                    def critic_step(self, real, z):
+                        mp_train.zero_grad(self.D_opt)
+                        mp_train.train_mode(self.D)
+                        mp_train.train_mode(self.G)
+                        def forward_fn():
+                            loss = mp_math.mean(self.D(self.sample(z))) - mp_math.mean(self.D(real))
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(self.D_opt, self.D, self, self.sample))
+                        loss, grads = grad_fn()
+                        mp_train.backward(grads)
+                        self.D_opt(mp_train.grads_of(self.D_opt))
+                        return loss.item()
+            """,
+            note="A Trainer handed its models by another file (EmilienDupont/wgan-gp): the models the step calls on self, directly or through the class's own methods (self.sample calling self.G), get mindport.runtime.training.train_mode before the step, in a file that never switches modes: torch trains a Module from birth, a Cell starts in inference mode (the generator's BatchNorm had normalized with running statistics). A mode the code set is kept.",
         ),
         Example(
             before="""
@@ -1163,15 +1211,18 @@ class TrainingLoopRule(Rule):
         self._outer_loops: dict[int, cst.CSTNode] = {}  # per scope: the outermost loop being visited
         self._mode_preludes: set[int] = set()  # ids of the preludes holding model.set_train(True)
         self._class_methods: list[set[str]] = []  # per enclosing class: the names of its methods (and properties)
+        self._class_bodies: list[dict[str, cst.FunctionDef]] = []  # per enclosing class: its methods by name
         self._engine_classes = 0  # open classes that are an autograd engine of the project's own (micrograd's Value)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         self._class_methods.append({s.name.value for s in body if isinstance(s, cst.FunctionDef)})
+        self._class_bodies.append({s.name.value: s for s in body if isinstance(s, cst.FunctionDef)})
         self._engine_classes += self._is_engine(node.name.value)
 
     def leave_ClassDef(self, original_node, updated_node):
         self._class_methods.pop()
+        self._class_bodies.pop()
         self._engine_classes -= self._is_engine(original_node.name.value)
         return updated_node
 
@@ -2066,12 +2117,20 @@ class TrainingLoopRule(Rule):
                                        [a.value for a in site.call.args if a.keyword and a.keyword.value == "inputs"]
                                        ).reads if n not in plan.leaves]
         modes = []  # once per scope and model, where the file never switches modes (see visit_Module)
-        for name in dict.fromkeys(dotted_name(c.func) for c in _all_calls(cst.Module(body=list(stmts)))):
+        called = list(dict.fromkeys(dotted_name(c.func) for c in _all_calls(cst.Module(body=list(stmts)))))
+        reached = [] if self._modes_set else self._reached_attributes(stmts)
+        for name in called + [n for n in reached if n not in called]:
             if not self._modes_set and name in self._owners and (id(self.scope), name) not in self._moded:
                 self._moded.add((id(self.scope), name))
                 modes.append(parse_statement(f"{name}.set_train(True)\n"))
             elif not self._modes_set and self._maybe_model(name) and (id(self.scope), name) not in self._moded:
                 # called in the step, its parameters handed out in another file (a GAN's generator passed in)
+                self._moded.add((id(self.scope), name))
+                modes.append(parse_statement(f"{train}.train_mode({name})\n"))
+            elif name in reached and (id(self.scope), name) not in self._moded:
+                # an attribute of the trainer the step calls, directly or through the class's own methods
+                # (self.sample_generator(n) calling self.G(z)): a model built in another file (EmilienDupont's WGAN-GP
+                # Trainer), trained from birth in torch; its BatchNorm had normalized with running statistics
                 self._moded.add((id(self.scope), name))
                 modes.append(parse_statement(f"{train}.train_mode({name})\n"))
             elif self._modes_set and name in self._owners and (id(self.scope), name) not in self._moded \
@@ -2185,6 +2244,27 @@ class TrainingLoopRule(Rule):
         bound = [i for i, stmt in enumerate(body) for a in all_nodes(stmt, cst.Assign)
                  if any(name in target_names(t.target) for t in a.targets)]
         return bool(bound) and min(bound) > at
+
+    def _reached_attributes(self, stmts) -> list[str]:
+        """In a method of a class, the ``self.<name>`` a step calls, directly or through the class's own methods it
+        calls (``self.sample_generator(n)``, whose body calls ``self.G(z)``), ``<name>`` not a method of the class:
+        attributes that may hold a model handed to the object by another file (a Trainer given its generator and
+        critic). mindport.runtime.training.train_mode decides at run time (Cells only, a mode set kept)."""
+        if not self._class_bodies:
+            return []
+        methods, out, seen = self._class_bodies[-1], [], set()
+        todo = [cst.Module(body=list(stmts))]
+        while todo:
+            for call in _all_calls(todo.pop()):
+                name = dotted_name(call.func)
+                if not name or not name.startswith("self.") or name.count(".") != 1:
+                    continue
+                if name[5:] not in methods:
+                    out += [name] if name not in out else []
+                elif name[5:] not in seen:
+                    seen.add(name[5:])
+                    todo.append(methods[name[5:]])
+        return out
 
     def _maybe_model(self, name: str | None) -> bool:
         """A parameter of the enclosing function that a step calls and that may hold a model handed in by another
