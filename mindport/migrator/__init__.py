@@ -40,7 +40,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    function_classes=frozenset(), float_sites=(), uniform_sites=(), decided_sites=(), return_kinds=None,
                    imported_names=frozenset(), float64_free=None, conv1d_settings_unread=None,
                    tensor_free: bool = False, argument_writers=(), backward_params=None,
-                   record_classes=None, grad_helpers=(), loader_reads=frozenset()) -> ConversionResult:
+                   record_classes=None, grad_helpers=(), loader_reads=frozenset(),
+                   loader_params=()) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -74,7 +75,9 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     holding ``torch.autograd.grad`` in the project's other modules (``mindport.migrator.grad_helpers.
     module_grad_helpers``): a call of one this file imports is written out where it stands. ``loader_reads``: the
     names of the project's functions whose results some file reads a DataLoader-only field of (``.dataset`` ...:
-    ``mindport.migrator.project.loader_field_reads``): a DataLoader such a function returns keeps torch's semantics.
+    ``mindport.migrator.project.loader_field_reads``): a DataLoader such a function returns keeps torch's semantics. ``loader_params``: ((name, params, read
+    params), ...) the project's functions, methods and classes reading such a field of what a parameter holds
+    (``mindport.migrator.project.loader_param_reads``): a DataLoader handed to one keeps torch's semantics.
     """
     if tensor_free:
         return ConversionResult(code=code)
@@ -104,7 +107,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       argument_writers=tuple((n, tuple(p), tuple(w)) for n, p, w in argument_writers),
                       grad_helpers=tuple((k, n, src, tuple((b, tuple(t)) for b, t in bind))
                                          for k, n, src, bind in grad_helpers),
-                      loader_reads=frozenset(loader_reads))
+                      loader_reads=frozenset(loader_reads),
+                      loader_params=tuple((n, tuple(p), tuple(r)) for n, p, r in loader_params))
     registry = load_registry()
     collecting = gc.isenabled()
     gc.disable()  # syntax trees are acyclic: the cycle collector's passes over them are pure cost (about 15 %)

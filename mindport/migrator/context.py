@@ -108,6 +108,9 @@ class Options:
     # names of the project's functions whose results some file reads a DataLoader-only field of (``.dataset`` ...:
     # project.loader_field_reads): a DataLoader such a function returns is mindport.runtime.data's
     loader_reads: frozenset[str] = frozenset()
+    # ((name, params, read params), ...): the project's functions/methods/classes that read a DataLoader-only field of
+    # what a parameter holds (project.loader_param_reads): a DataLoader handed to one is mindport.runtime.data's
+    loader_params: tuple = ()
 
 
 CPU_GUARDED = ("any", "cpu")  # Options.device values whose ports keep the CPU kernel guards

@@ -857,7 +857,8 @@ def imported_names(files: list[tuple[bytes, ast.Module]], local: frozenset[str])
     return frozenset(names)
 
 
-# fields of a torch DataLoader that a mindspore.dataset pipeline has not (rules.data_pipeline's _LOADER_ONLY)
+# fields of a torch DataLoader that a mindspore.dataset pipeline (BatchDataset) has not: a loader one of them is read
+# of keeps torch's DataLoader (rules.data_pipeline, loader_field_reads, loader_param_reads)
 LOADER_ONLY_FIELDS = frozenset({"dataset", "sampler", "batch_sampler", "drop_last", "num_workers", "collate_fn",
                                 "generator"})
 
@@ -910,6 +911,96 @@ def loader_field_reads(files: list[tuple[bytes, ast.Module]]) -> frozenset[str]:
                 if read.intersection(bound):
                     found.add(name)
     return frozenset(found)
+
+
+def loader_param_reads(files: list[tuple[bytes, ast.Module]]) -> tuple:
+    """((name, params, read params), ...): the project's functions, methods and classes whose body reads a
+    DataLoader-only field (:data:`LOADER_ONLY_FIELDS`) of what a parameter holds -- ``len(loader.dataset)``, of an
+    element of it (``loaders[0].dataset``, ``loaders['test'].sampler``), in a function of the project it hands the
+    parameter on to (``eval(loader)`` calling ``_size(loader)``), or, for a class, what its ``__init__`` stores in an
+    attribute another method reads such a field of (``self.loader = loader``, ``len(self.loader.dataset)``).
+    ``params``: a function's positional parameters then its keyword-only ones, ``self``/``cls`` included (a call
+    through an attribute drops it); a class's ``__init__``'s without ``self``. A DataLoader handed to such a
+    parameter from another file -- directly, in a dict/list/tuple subscripted or whole, or by keyword -- keeps
+    torch's loader (DataPipelineTransform): timgaripov/swa's train.py passed ``loaders['test']`` to
+    ``utils.eval(loader, ...)``, which reads ``len(loader.dataset)``, and the unshuffled loader had become a
+    mindspore.dataset pipeline (AttributeError). By name, for every definition of it. ``files``: :func:`parse_files`."""
+
+    def held(node) -> str | None:  # the parameter an expression reads: loader, loaders[0], loaders['test']
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    def self_attr(node) -> str | None:  # self.loader, self.loaders[0]
+        while isinstance(node, ast.Subscript):
+            node = node.value
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return node.attr
+        return None
+
+    def callee(call: ast.Call) -> str | None:
+        func = call.func
+        return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+    # (name, params, directly read params, ((callee, through attribute, {param index or keyword: own param}), ...))
+    defs: list[tuple[str, tuple[str, ...], set[str], list]] = []
+
+    def function(fn, name: str, params: tuple[str, ...], read: set[str]) -> None:
+        handed = []
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Attribute) and node.attr in LOADER_ONLY_FIELDS \
+                    and (param := held(node.value)) in params:
+                read.add(param)
+            elif isinstance(node, ast.Call) and (name_called := callee(node)):
+                passed: dict = {}
+                for i, arg in enumerate(a for a in node.args if not isinstance(a, ast.Starred)):
+                    if (param := held(arg)) in params:
+                        passed[i] = param
+                for keyword in node.keywords:
+                    if keyword.arg and (param := held(keyword.value)) in params:
+                        passed[keyword.arg] = param
+                if passed:
+                    handed.append((name_called, isinstance(node.func, ast.Attribute), passed))
+        defs.append((name, params, read, handed))
+
+    def params_of(fn) -> tuple[str, ...]:
+        args = fn.args
+        return tuple(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+
+    for text, tree in files:
+        if not any(field.encode() in text for field in LOADER_ONLY_FIELDS):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                function(node, node.name, params_of(node), set())
+            elif isinstance(node, ast.ClassDef):
+                read_attrs = {attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+                              and n.attr in LOADER_ONLY_FIELDS and (attr := self_attr(n.value))}
+                for init in node.body:
+                    if not (isinstance(init, ast.FunctionDef) and init.name == "__init__") or not read_attrs:
+                        continue
+                    params = params_of(init)[1:]
+                    stored = {held(n.value) for n in ast.walk(init) if isinstance(n, ast.Assign)
+                              for t in n.targets if self_attr(t) in read_attrs}
+                    defs.append((node.name, params, stored & set(params), []))
+    # a parameter handed on to a read parameter of a function of the project is read (to a fixed point)
+    changed = True
+    while changed:
+        changed = False
+        reads = {}
+        for name, params, read, _ in defs:
+            reads.setdefault(name, []).append((params, read))
+        for name, params, read, handed in defs:
+            for called, through_attribute, passed in handed:
+                for target_params, target_read in reads.get(called, ()):
+                    if through_attribute and target_params[:1] in (("self",), ("cls",)):
+                        target_params = target_params[1:]
+                    for key, param in passed.items():
+                        bound = target_params[key] if isinstance(key, int) and key < len(target_params) else key
+                        if bound in target_read and param not in read:
+                            read.add(param)
+                            changed = True
+    return tuple(sorted({(name, params, tuple(sorted(read))) for name, params, read, _ in defs if read}))
 
 
 def argument_writers(files: list[tuple[bytes, ast.Module]], imported: frozenset[str]) -> tuple:

@@ -31,7 +31,7 @@ from mindport.errors import Diagnostic, InputError
 from mindport.migrator.formats import imported_packages
 from mindport.migrator.project import function_classes_from_bases, list_names, local_packages, sibling_modules, \
     argument_writers, backward_params, imported_names, module_classes_from_bases, object_classes_from_bases, \
-    record_classes, loader_field_reads, \
+    record_classes, loader_field_reads, loader_param_reads, \
     parse_files, return_kinds, star_bindings, float64_free, conv1d_settings_unread, tensor_free_files
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
@@ -215,12 +215,12 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         cached_stars = cache_json.get("stars") if isinstance(cache_json, dict) else None
         if single:  # a file alone: its own functions' return kinds (convert_source)
             stars, lists, returns, imported, no_float64, settings_unread = {}, frozenset(), None, frozenset(), None, None
-            tensor_free, writers, reads = frozenset(), (), frozenset()
+            tensor_free, writers, reads, handed = frozenset(), (), frozenset(), ()
             backed = records = None
         elif isinstance(cached_stars, dict) and cached_stars.get("key") == stars_key \
                 and "tensor_free" in cached_stars and "argument_writers" in cached_stars \
                 and "backward_params" in cached_stars and "record_classes" in cached_stars \
-                and "loader_reads" in cached_stars:
+                and "loader_reads" in cached_stars and "loader_params" in cached_stars:
             stars = {rel: tuple(tuple(b) for b in bindings) for rel, bindings in cached_stars["files"].items()}
             lists = frozenset(cached_stars["lists"])
             returns = tuple(tuple(k) for k in cached_stars["returns"])
@@ -232,6 +232,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             backed = tuple((n, tuple(p), tuple(b)) for n, p, b in cached_stars["backward_params"])
             records = tuple((n, tuple(tuple(f) for f in fs)) for n, fs in cached_stars["record_classes"])
             reads = frozenset(cached_stars["loader_reads"])
+            handed = tuple((n, tuple(p), tuple(r)) for n, p, r in cached_stars["loader_params"])
         else:
             stars = star_bindings(src, python_files)
             files = parse_files(src, python_files)  # read and parsed once for the three facts below
@@ -246,12 +247,13 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             tensor_free = tensor_free_files(files, python_files, local, notebooks)  # no tensor reaches: copied as is
             writers = argument_writers(files, imported)  # helpers writing into a caller's tensor (former's mask_)
             reads = loader_field_reads(files)  # functions whose returned loaders another file reads .dataset of
+            handed = loader_param_reads(files)  # functions reading .dataset of a loader they are handed
         speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
                        "local_packages": local, "device": device, "list_names": lists, "return_kinds": returns,
                        "backward_params": backed, "record_classes": records,
                        "imported_names": imported, "float64_free": no_float64,
                        "conv1d_settings_unread": settings_unread, "argument_writers": writers,
-                       "loader_reads": reads}
+                       "loader_reads": reads, "loader_params": handed}
 
         siblings = sibling_modules(python_files) if not single else {}
         # helpers of several lines holding torch.autograd.grad, by module: written out where other modules call them
@@ -298,7 +300,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                    "function_classes": functions, "return_kinds": returns, "imported_names": imported,
                    "backward_params": backed, "record_classes": records,
                    "float64_free": no_float64, "conv1d_settings_unread": settings_unread,
-                   "argument_writers": writers, "loader_reads": reads}
+                   "argument_writers": writers, "loader_reads": reads, "loader_params": handed}
         calls_object = _calls_any(objects, functions)
         fingerprint = _tables_fingerprint(mappings) + json.dumps(
             {k: sorted(v) if isinstance(v, frozenset) else v for k, v in options.items()}, sort_keys=True) + (
@@ -316,7 +318,8 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                                "argument_writers": [[n, list(p), list(w)] for n, p, w in writers],
                                "backward_params": [[n, list(p), list(b)] for n, p, b in backed or ()],
                                "record_classes": [[n, [list(f) for f in fs]] for n, fs in records or ()],
-                               "loader_reads": sorted(reads)}}
+                               "loader_reads": sorted(reads),
+                               "loader_params": [[n, list(p), list(r)] for n, p, r in handed]}}
         by_rel = {entry.rel: entry for entry in todo}
         packaging: list[TreeEntry] = []
         imports: set[str] = set()  # what the converted Python files import (the packaging lists it)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.mappings.transforms import Unsupported
+from mindport.migrator.project import LOADER_ONLY_FIELDS
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import code_of, is_docstring, target_names
@@ -13,9 +14,6 @@ from mindport.migrator.walk import parse_expression, parse_statement, walk
 
 # DataLoader arguments whose effect is decided at run time: mindport.runtime.data.DataLoader, torch's semantics
 _RUN_TIME = {"sampler", "batch_sampler", "collate_fn", "worker_init_fn", "timeout"}
-# fields of a torch DataLoader that a mindspore.dataset pipeline (BatchDataset) does not have: a file reading one of
-# them on a name the loader may reach keeps torch's DataLoader (mindport.runtime.data.DataLoader)
-_LOADER_ONLY = {"dataset", "sampler", "batch_sampler", "drop_last", "num_workers", "collate_fn", "generator"}
 _DATASET_BASES = {"torch.utils.data.Dataset", "torch.utils.data.dataset.Dataset", "torch.utils.data.IterableDataset"}
 
 
@@ -31,10 +29,13 @@ class DataPipelineTransform(Rule):
     pipeline has not) under any name the loader may reach -- its own, a parameter of a function of the file it is
     passed to (``train(train_loader)`` reading ``dataloader.dataset``), the parameters of the ``__init__`` of a class
     of the file it is given to and the attribute it is stored in (``Trainer(model, val_loader)``, ``self.val_loader =
-    val_loader``, ``len(self.val_loader.dataset)``), the names a call of a function returning it is assigned to, and what a function returns whose result another file of the project reads such a field of
-    (``convert_path``: ``get_loaders()`` in data.py, ``len(test_loader.dataset)`` in main.py) -- the DataLoader is
-    ``mindport.runtime.data.DataLoader``:
-    torch's semantics (samplers drawn lazily, ``default_collate`` into MindSpore tensors, any item structure,
+    val_loader``, ``len(self.val_loader.dataset)``), the names a call of a function returning it is assigned to, the
+    dict/list/tuple it is an element of (``loaders = {'test': DataLoader(...)}``), what a function returns whose
+    result another file of the project reads such a field of (``convert_path``: ``get_loaders()`` in data.py,
+    ``len(test_loader.dataset)`` in main.py), and a parameter of a function, method or class of another file of the
+    project that reads such a field of it, handed the loader or its container positionally or by keyword
+    (``convert_path``: ``utils.eval(loaders['test'], model)``, ``len(loader.dataset)`` in utils.py) -- the
+    DataLoader is ``mindport.runtime.data.DataLoader``: torch's semantics (samplers drawn lazily, ``default_collate`` into MindSpore tensors, any item structure,
     ``len(loader)``), with the same arguments."""
 
     EXAMPLES = (
@@ -148,7 +149,7 @@ class DataPipelineTransform(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         class _Reads(cst.CSTVisitor):
             def visit_Attribute(inner, n) -> None:
-                if n.attr.value in _LOADER_ONLY and (name := dotted_name(n.value)):
+                if n.attr.value in LOADER_ONLY_FIELDS and (name := dotted_name(n.value)):
                     self._dataset_read.add(name)
 
         walk(node, _Reads())
@@ -157,6 +158,9 @@ class DataPipelineTransform(Rule):
         # (project.loader_field_reads: ``train_loader, test_loader = get_mnist_loaders(128)``, then
         # ``len(test_loader.dataset)`` in main.py)
         self._dataset_read |= {_returned_by(name) for name in self.ctx.options.loader_reads}
+        # or a function, method or class of the project reads such a field of what a parameter it is handed holds
+        # (project.loader_param_reads: ``utils.eval(loaders['test'], model)``, ``len(loader.dataset)`` in utils.py)
+        self._dataset_read |= _handed_to_readers(node, self.ctx.options.loader_params)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         bases = [b for b in node.bases if (self.scope.resolve_torch(b.value) or "") in _DATASET_BASES]
@@ -190,8 +194,12 @@ class DataPipelineTransform(Rule):
             self.columns[node.name.value] = counts.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call):
-            self._targets[id(node.value)] = [dotted_name(t.target) or "" for t in node.targets]
+        # a loader assigned, or held in a display assigned (``loaders = {'test': DataLoader(...)}``), or assigned
+        # into a container (``loaders['test'] = DataLoader(...)``): the names it is reached by
+        names = [n for t in node.targets for n in ([_held_in(t.target)] if _held_in(t.target) else
+                                                   target_names(t.target))]
+        for call in _displayed_calls(node.value):
+            self._targets[id(call)] = names
         count = self._count(node.value)
         if count:
             for target in node.targets:
@@ -327,9 +335,11 @@ class _LoaderAliases:
                             aliases.join(source, arg.keyword.value)
 
             def visit_Assign(inner, node) -> None:
-                if (source := dotted_name(node.value)) is not None:
-                    for target in node.targets:  # self.val_loader = val_loader: the attribute holds the loader
-                        if name := dotted_name(target.target):
+                if (source := _held_in(node.value)) is not None:
+                    # self.val_loader = val_loader: the attribute holds the loader; test = loaders['test'], or
+                    # loaders['test'] = test: the container may hold it
+                    for target in node.targets:
+                        if name := _held_in(target.target):
                             aliases.join(name, source)
                     return
                 if not isinstance(node.value, cst.Call):
@@ -388,6 +398,45 @@ def _held_in(value) -> str | None:
     while isinstance(value, cst.Subscript):
         value = value.value
     return dotted_name(value)
+
+
+def _displayed_calls(value) -> list:
+    """The calls an assigned value is or holds as an element of a dict/list/tuple/set display, nested or not."""
+    if isinstance(value, cst.Call):
+        return [value]
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        return [c for e in value.elements for c in _displayed_calls(getattr(e, "value", e))]
+    if isinstance(value, cst.Dict):
+        return [c for e in value.elements for c in _displayed_calls(e.value)]
+    return []
+
+
+def _handed_to_readers(module: cst.Module, readers: tuple) -> set[str]:
+    """The names (a loader's, or its container's) a file hands, positionally or by keyword, to a parameter of a
+    function, method or class of the project that reads a DataLoader-only field of it (``readers``: Options.
+    loader_params, ``project.loader_param_reads``): ``utils.eval(loaders['test'], model)`` gives ``loaders``."""
+    by_name: dict[str, list] = {}
+    for name, params, read in readers:
+        by_name.setdefault(name, []).append((params, read))
+    found: set[str] = set()
+    if not by_name:
+        return found
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(inner, node) -> None:
+            for params, read in by_name.get(_callee(node) or "", ()):
+                if isinstance(node.func, cst.Attribute) and params[:1] in (("self",), ("cls",)):
+                    params = params[1:]
+                positional = [a for a in node.args if a.keyword is None and a.star == ""]
+                for i, arg in enumerate(positional):
+                    if i < len(params) and params[i] in read and (source := _held_in(arg.value)):
+                        found.add(source)
+                for arg in node.args:
+                    if arg.keyword is not None and arg.keyword.value in read and (source := _held_in(arg.value)):
+                        found.add(source)
+
+    walk(module, _Calls())
+    return found
 
 
 def _callee(call: cst.Call) -> str | None:
