@@ -5,7 +5,7 @@ conversion time (``rules/table_calls.py`` asks; the runtime ``einsum`` parses an
 An equation of two operands qualifies when its labels split into *batch* labels (in both operands and the output,
 leading each of them in the same order), one *contracted* label (in both operands, not in the output) and one *free*
 label of each operand (in that operand and the output), no label repeated inside a term, ``...`` only leading
-every term, and no label summed out of one operand alone: ``'b h i d, b h j d -> b h i j'`` is ``ops.matmul(q, k.swapaxes(-1, -2))``,
+every term (and then terms naming as many axes each: matmul aligns batch axes from the right), and no label summed out of one operand alone: ``'b h i d, b h j d -> b h i j'`` is ``ops.matmul(q, k.swapaxes(-1, -2))``,
 ``'b h i j, b h j d -> b h i d'`` is ``ops.matmul(attn, v)``; a matrix applied to the last axis of a tensor,
 ``'b n d, d e -> b n e'``, is ``ops.matmul(x, w)``, and on another axis, ``'b h i j, h g -> b g i j'`` (talking heads), is
 ``ops.movedim(ops.matmul(ops.movedim(x, -3, -1), w), -1, -3)``. A batch label one operand lacks
@@ -72,6 +72,10 @@ def plan(equation: str) -> Plan | None:
     """The native form of a two-operand ``equation``, or None when it is not one batched matrix product."""
     parsed = _terms(equation)
     if parsed is None or len(parsed[0]) != 2:
+        return None
+    if "." in equation and len(parsed[0][0]) != len(parsed[0][1]):
+        # matmul aligns batch axes from the right: the two '...' line up only when both terms name as many axes
+        # ('...bnd,...de->...bne', mixture-of-experts' gating: w's '...' met x's b; einsum49). Left to the runtime.
         return None
     found = _plain(equation, parsed)
     if found is None and "." not in equation:

@@ -21,7 +21,9 @@ Importing this module (``mindport.runtime._graph`` does) gives the graph, once, 
   the Fallback, whose result a graph misreads.
 * ``reversed(seq)``: a dict's keys, a list or a tuple, reversed natively (MindSpore interpreted ``reversed``);
   other arguments (a tensor, a range) keep MindSpore's path.
-* ``min``/``max`` with a dict as their one argument: over its keys; every other call is MindSpore's own.
+* ``min``/``max`` with a dict as their one argument: over its keys; of tensors and Python numbers together
+  (``max(index.max() + 1, n)``): ``ops.maximum``/``ops.minimum`` of them, a tensor (MindSpore interpreted the call:
+  a value of unknown type and shape that failed the ops after it); every other call is MindSpore's own.
 * ``zip``: a SequentialCell among its arguments is its layers (torch iterates an ``nn.Sequential``'s children), a
   dict its keys (MindSpore's zip paired its values: ``zip(outs, weights)``).
 * ``enumerate``: a dict is its keys (MindSpore's numbered its values: ``for i, k in enumerate(outs)``).
@@ -47,6 +49,7 @@ import builtins as _builtins
 import functools as _functools
 
 from mindspore import Tensor
+from mindspore import ops as _ops
 from mindspore.nn import SequentialCell as _SequentialCell
 from mindspore.graph._parse import parser as _parser
 from mindspore.graph._parse import resources as _resources
@@ -106,17 +109,47 @@ def graph_reversed(seq):
     return _HOST[0](seq)
 
 
+def _tensors_with_numbers(data):
+    """Whether ``data`` (two or more) holds tensors and Python numbers and nothing else, at least one of each."""
+    tensors, numbers = 0, 0
+    for one in data:
+        if isinstance(one, Tensor):
+            tensors += 1
+        elif isinstance(one, (int, float)):
+            numbers += 1
+    return len(data) >= 2 and tensors >= 1 and numbers >= 1 and tensors + numbers == len(data)
+
+
+def _folded_extreme(data, pick):
+    """The largest (``pick`` ops.maximum) or smallest value of tensors and numbers, as a tensor of the graph."""
+    first = len(data)
+    for i in _builtins.range(len(data) - 1, -1, -1):
+        if isinstance(data[i], Tensor):
+            first = i
+    value = data[first]
+    for i in _builtins.range(len(data)):
+        if i != first:
+            value = pick(value, data[i])
+    return value
+
+
 def graph_max(*data):
-    """``max`` in a graph: one dict is its keys."""
+    """``max`` in a graph: one dict is its keys; tensors among Python numbers (``max(index.max() + 1, n)``) their
+    largest value, a tensor (MindSpore interpreted the call, and its result, of unknown type and shape, failed the
+    ops it reached: a ``one_hot`` depth, an einsum operand after it)."""
     if len(data) == 1 and isinstance(data[0], dict):
         return _standard.ms_max(tuple(data[0]))
+    if _tensors_with_numbers(data):
+        return _folded_extreme(data, _ops.maximum)
     return _standard.ms_max(*data)
 
 
 def graph_min(*data):
-    """``min`` in a graph: one dict is its keys."""
+    """``min`` in a graph: one dict is its keys; tensors among Python numbers their smallest value, a tensor."""
     if len(data) == 1 and isinstance(data[0], dict):
         return _standard.ms_min(tuple(data[0]))
+    if _tensors_with_numbers(data):
+        return _folded_extreme(data, _ops.minimum)
     return _standard.ms_min(*data)
 
 

@@ -1580,22 +1580,49 @@ def _einsum_sum_axes(labels, keep):
     return tuple(i for i, label in enumerate(labels) if label not in keep), [lb for lb in labels if lb in keep]
 
 
-def _einsum_arrange(labels, order, sizes):
-    """(permutation or None, target shape): the operand's axes in ``order``, size-1 axes broadcast."""
+def _einsum_arrange(labels, order, sizes, own):
+    """(permutation or None, target shape or None): the operand's axes in ``order``; the target shape (size specs,
+    :func:`_einsum_spec`) only when a size-1 axis of the operand (``own``: its sizes, None where known only at run
+    time) must be broadcast."""
     perm = tuple(labels.index(label) for label in order)
-    return (None if perm == tuple(builtins.range(len(perm))) else perm), tuple(sizes[label] for label in order)
+    broadcast = builtins.any(own[label] == 1 and sizes[label] != 1 for label in order)
+    shape = tuple(_einsum_spec(sizes, (label,)) for label in order) if broadcast else None
+    return (None if perm == tuple(builtins.range(len(perm))) else perm), shape
+
+
+def _einsum_spec(sizes, labels):
+    """The product of the labels' sizes as a constant: an int when every size is known at compile time, else
+    (the known factor, (operand, axis), ...), the axes whose size :func:`_einsum_dims` reads when the call runs."""
+    known, refs = 1, ()
+    for label in labels:
+        size = sizes[label]
+        if isinstance(size, int):
+            known *= size
+        else:
+            refs += (size,)
+    return (known,) + refs if refs else known
 
 
 @ms.constexpr
 def _einsum_plan(equation, shapes):
     """The whole contraction as constants (pure Python on the equation and the shapes; a constexpr so graph mode
     computes it at compile time): per operand (diagonal pairs, axes to sum), then per later operand one batched
-    matmul step, then the final sum, permutation and shape."""
+    matmul step, then the final sum, permutation and shape. A size GRAPH_MODE knows only at run time (None here: an
+    operand whose extent depends on the data, as ``one_hot`` of a depth read from a tensor) is a reference
+    (operand, axis) in the shapes the steps use (:func:`_einsum_spec`), read from the operand when the call runs."""
     inputs, output = _einsum_parse(equation, shapes)
-    sizes = {}
-    for shape, labels in zip(shapes, inputs):
-        for label, size in zip(labels, shape):
-            _einsum_size(sizes, label, size)
+    sizes, runtime = {}, {}
+    for i, (shape, labels) in enumerate(zip(shapes, inputs)):
+        for axis, (label, size) in enumerate(zip(labels, shape)):
+            if size is None or size < 0:
+                runtime.setdefault(label, (i, axis))
+            else:
+                _einsum_size(sizes, label, size)
+    for label, ref in runtime.items():
+        if sizes.get(label, 1) == 1:  # no operand gives it a known extent above 1: the run-time one
+            sizes[label] = ref
+    own = [{label: (size if size is not None and size >= 0 else None) for label, size in zip(labels, shape)}
+           for shape, labels in zip(shapes, inputs)]
     prepared = [list(_einsum_diagonals(labels)) for labels in inputs]
     for label in output:
         sizes.setdefault(label, 1)
@@ -1603,6 +1630,7 @@ def _einsum_plan(equation, shapes):
     first_sum, labels = _einsum_sum_axes(prepared[0][1], wanted[0])
     operands = [(prepared[0][0], first_sum)]
     steps = []
+    x_own = own[0]
     for i in builtins.range(1, len(prepared)):
         pairs, ly = prepared[i]
         keep = wanted[i]
@@ -1613,21 +1641,39 @@ def _einsum_plan(equation, shapes):
         summed = [lb for lb in labels if lb in ly and lb not in keep]
         a_only = [lb for lb in labels if lb not in ly]
         b_only = [lb for lb in ly if lb not in labels]
-        a_perm, a_shape = _einsum_arrange(labels, batch + a_only + summed, sizes)
-        b_perm, b_shape = _einsum_arrange(ly, batch + summed + b_only, sizes)
-        prod = [_pymath.prod(sizes[lb] for lb in group) for group in (batch, a_only, summed, b_only)]
+        a_perm, a_shape = _einsum_arrange(labels, batch + a_only + summed, sizes, x_own)
+        b_perm, b_shape = _einsum_arrange(ly, batch + summed + b_only, sizes, own[i])
+        prod = [_einsum_spec(sizes, group) for group in (batch, a_only, summed, b_only)]
         labels = batch + a_only + b_only
+        x_own = sizes  # the product has every label at its full extent
         steps.append((x_sum, a_perm, a_shape, (prod[0], prod[1], prod[2]), b_perm, b_shape,
-                      (prod[0], prod[2], prod[3]), tuple(sizes[lb] for lb in labels)))
+                      (prod[0], prod[2], prod[3]), tuple(_einsum_spec(sizes, (lb,)) for lb in labels)))
     last_sum, labels = _einsum_sum_axes(labels, set(output))
-    perm, shape = _einsum_arrange(labels, output, sizes)
+    perm, shape = _einsum_arrange(labels, output, sizes, x_own)
     return tuple(operands), tuple(steps), (last_sum, perm, shape)
 
 
 def _einsum_size(sizes, label, size):
+    """A label's extent: a size-1 axis broadcasts to the others' (an empty axis, 0, is an extent like any other)."""
     if sizes.get(label, 1) != 1 and size != 1 and sizes[label] != size:
         raise ValueError(f"einsum(): subscript {label!r} has sizes {sizes[label]} and {size}")
-    sizes[label] = max(sizes.get(label, 1), size)
+    if sizes.get(label, 1) == 1:
+        sizes[label] = size
+
+
+def _einsum_dims(shapes, specs):
+    """The shape the plan's size specs (:func:`_einsum_spec`) name: constants as they are, a run-time size read from
+    its operand's shape (in GRAPH_MODE a value of the graph)."""
+    dims = ()
+    for spec in specs:
+        if isinstance(spec, int):
+            dims = dims + (spec,)
+        else:
+            n = spec[0]
+            for ref in spec[1:]:
+                n = n * shapes[ref[0]][ref[1]]
+            dims = dims + (n,)
+    return dims
 
 
 def _einsum_prepare(x, pairs, sum_axes):
@@ -1636,10 +1682,10 @@ def _einsum_prepare(x, pairs, sum_axes):
     return x.sum(axis=sum_axes) if sum_axes else x
 
 
-def _einsum_arranged(x, perm, shape):
+def _einsum_arranged(x, perm, shape, shapes):
     if perm is not None:
         x = ops.transpose(x, perm)
-    return ops.broadcast_to(x, shape) if x.shape != shape else x
+    return x if shape is None else ops.broadcast_to(x, _einsum_dims(shapes, shape))
 
 
 def einsum(equation, *operands):
@@ -1647,7 +1693,9 @@ def einsum(equation, *operands):
 
     Parses the equation (explicit or implicit output, '...' broadcasting, repeated labels = diagonals) and
     contracts the operands left to right, each pair as one batched ops.matmul; labels no later term needs are
-    summed out first; operands of different dtypes are promoted as torch does. torch's sublist form einsum(x, [0, 1], ...) is not supported.
+    summed out first; operands of different dtypes are promoted as torch does. An operand whose extent GRAPH_MODE
+    knows only at run time (data-dependent) is planned the same way, its size read from it when the call runs.
+    torch's sublist form einsum(x, [0, 1], ...) is not supported.
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
@@ -1659,20 +1707,24 @@ def einsum(equation, *operands):
     # torch promotes the operands (an int64 position index with float frequencies: float32); MindSpore's MatMul
     # refuses mixed dtypes
     operands = tuple(x if x.dtype == common else x.astype(common) for x in operands)
-    prepared, steps, final = _einsum_plan(equation, tuple(x.shape for x in operands))
+    shapes = tuple(x.shape for x in operands)
+    prepared, steps, final = _einsum_plan(equation, shapes)
     x = _einsum_prepare(operands[0], prepared[0][0], prepared[0][1])
     for i, step in enumerate(steps):
         x_sum, a_perm, a_shape, a_mat, b_perm, b_shape, b_mat, out_shape = step
         y = _einsum_prepare(operands[i + 1], prepared[i + 1][0], prepared[i + 1][1])
         if x_sum:
             x = x.sum(axis=x_sum)
-        a = _einsum_arranged(x, a_perm, a_shape).reshape(a_mat)
-        b = _einsum_arranged(y, b_perm, b_shape).reshape(b_mat)
-        x = ops.matmul(a, b).reshape(out_shape)
+        a = _einsum_arranged(x, a_perm, a_shape, shapes).reshape(_einsum_dims(shapes, a_mat))
+        b = _einsum_arranged(y, b_perm, b_shape, shapes).reshape(_einsum_dims(shapes, b_mat))
+        if a_mat[2] == 0:  # an empty summed axis: zeros, as torch (MatMul with no terms left its output unwritten)
+            x = ops.zeros(_einsum_dims(shapes, out_shape), common)
+        else:
+            x = ops.matmul(a, b).reshape(_einsum_dims(shapes, out_shape))
     last_sum, perm, shape = final
     if last_sum:
         x = x.sum(axis=last_sum)
-    return _einsum_arranged(x, perm, shape)
+    return _einsum_arranged(x, perm, shape, shapes)
 
 
 # ---------------------------------------------------------------------------------------------------------------

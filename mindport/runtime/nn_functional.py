@@ -211,8 +211,10 @@ def selu(input):
 def one_hot(indices, depth=-1):
     """torch.nn.functional.one_hot with ``num_classes=-1`` (torch's default): the depth is the largest index plus
     one, read from the data when the call happens (torch reads it too), then ops.one_hot; int64 as torch's. An empty
-    tensor raises torch's error (nothing to infer the depth from)."""
-    if depth is None or depth < 0:
+    tensor raises torch's error (nothing to infer the depth from). A depth given as a tensor (``max(index.max() + 1,
+    n)``) is that depth as it is: no test of its value, which in GRAPH_MODE would make a run-time branch whose two
+    depths join into a value of unknown type and shape for everything after it."""
+    if depth is None or (not isinstance(depth, ms.Tensor) and depth < 0):
         if indices.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
         depth = int(indices.max()) + 1

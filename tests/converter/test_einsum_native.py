@@ -49,6 +49,11 @@ CASES = [
     # a product that sums nothing: the broadcast product (einsum_native.broadcast_product)
     ("abc,cd->abcd", (2, 3, 4), (4, 5), True),  # Mamba's discretisation
     ("bi,bj->bji", (2, 3), (2, 4), True),
+    # '...' in terms naming different numbers of axes: matmul would align w's '...' with x's b (einsum49, silent
+    # where the sizes agree: mixture-of-experts' hierarchical gating); the runtime's
+    ("...bnd,...de->...bne", (3, 3, 4, 5), (3, 5, 6), False),
+    ("...hij,...hg->...gij", (2, 3, 4, 5), (2, 3, 6), False),
+    ("...nd,...dh->...nh", (3, 4, 5), (3, 5, 6), True),  # as many axes named: the '...' line up
 ]
 
 
