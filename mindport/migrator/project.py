@@ -913,6 +913,13 @@ def loader_field_reads(files: list[tuple[bytes, ast.Module]]) -> frozenset[str]:
     return frozenset(found)
 
 
+def called_params(params: tuple[str, ...], through_attribute: bool) -> tuple[str, ...]:
+    """The parameters a call's positional arguments bind, of a definition listing ``params`` (``self``/``cls``
+    first for a method): a call through an attribute (``obj.eval(loader)``, ``utils.eval(loader)``) drops the
+    receiver's (a module function has none to drop)."""
+    return params[1:] if through_attribute and params[:1] in (("self",), ("cls",)) else params
+
+
 def loader_param_reads(files: list[tuple[bytes, ast.Module]]) -> tuple:
     """((name, params, read params), ...): the project's functions, methods and classes whose body reads a
     DataLoader-only field (:data:`LOADER_ONLY_FIELDS`) of what a parameter holds -- ``len(loader.dataset)``, of an
@@ -983,18 +990,18 @@ def loader_param_reads(files: list[tuple[bytes, ast.Module]]) -> tuple:
                     stored = {held(n.value) for n in ast.walk(init) if isinstance(n, ast.Assign)
                               for t in n.targets if self_attr(t) in read_attrs}
                     defs.append((node.name, params, stored & set(params), []))
-    # a parameter handed on to a read parameter of a function of the project is read (to a fixed point)
+    # a parameter handed on to a read parameter of a function of the project is read (to a fixed point; ``reads``
+    # holds the same sets the loop adds to)
+    reads: dict = {}
+    for name, params, read, _ in defs:
+        reads.setdefault(name, []).append((params, read))
     changed = True
     while changed:
         changed = False
-        reads = {}
-        for name, params, read, _ in defs:
-            reads.setdefault(name, []).append((params, read))
         for name, params, read, handed in defs:
             for called, through_attribute, passed in handed:
                 for target_params, target_read in reads.get(called, ()):
-                    if through_attribute and target_params[:1] in (("self",), ("cls",)):
-                        target_params = target_params[1:]
+                    target_params = called_params(target_params, through_attribute)
                     for key, param in passed.items():
                         bound = target_params[key] if isinstance(key, int) and key < len(target_params) else key
                         if bound in target_read and param not in read:

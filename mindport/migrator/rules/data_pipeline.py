@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.mappings.transforms import Unsupported
-from mindport.migrator.project import LOADER_ONLY_FIELDS
+from mindport.migrator.project import LOADER_ONLY_FIELDS, called_params
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import code_of, is_docstring, target_names
@@ -196,8 +196,10 @@ class DataPipelineTransform(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         # a loader assigned, or held in a display assigned (``loaders = {'test': DataLoader(...)}``), or assigned
         # into a container (``loaders['test'] = DataLoader(...)``): the names it is reached by
-        names = [n for t in node.targets for n in ([_held_in(t.target)] if _held_in(t.target) else
-                                                   target_names(t.target))]
+        names = []
+        for t in node.targets:
+            held = _held_in(t.target)
+            names += [held] if held else target_names(t.target)
         for call in _displayed_calls(node.value):
             self._targets[id(call)] = names
         count = self._count(node.value)
@@ -425,8 +427,7 @@ def _handed_to_readers(module: cst.Module, readers: tuple) -> set[str]:
     class _Calls(cst.CSTVisitor):
         def visit_Call(inner, node) -> None:
             for params, read in by_name.get(_callee(node) or "", ()):
-                if isinstance(node.func, cst.Attribute) and params[:1] in (("self",), ("cls",)):
-                    params = params[1:]
+                params = called_params(params, isinstance(node.func, cst.Attribute))
                 positional = [a for a in node.args if a.keyword is None and a.star == ""]
                 for i, arg in enumerate(positional):
                     if i < len(params) and params[i] in read and (source := _held_in(arg.value)):

@@ -246,6 +246,12 @@ def _self_called(function: cst.FunctionDef) -> set[str]:
     walk(function, found)
     return found.names
 
+def _several_items_test(value: str) -> str:
+    """The run-time test that ``value`` holds several items (transforms.layers.SEVERAL_ITEMS: a LayerNorm over more
+    than the last axis), for the factory and value-class branch and for a lambda's choice alike."""
+    return f"isinstance({value}, (tuple, list)) and len({value}) > 1"
+
+
 class TableCallTransform(Rule):
     """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
 
@@ -2848,7 +2854,7 @@ class TableCallTransform(Rule):
             if other is None:
                 return built
             value = code_of(args[at[0]].value)
-            return cst.IfExp(test=cst.parse_expression(f"isinstance({value}, (tuple, list)) and len({value}) > 1"),
+            return cst.IfExp(test=cst.parse_expression(_several_items_test(value)),
                              body=other, orelse=built, lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return built
 
@@ -2881,7 +2887,7 @@ class TableCallTransform(Rule):
                 return None
             other = other.with_changes(args=[a.with_changes(value=cst.Name(a.keyword.value)) if a.keyword is not None
                                              and a.keyword.value in flags else a for a in other.args])
-            branches.append((f"isinstance({param}, (tuple, list)) and len({param}) > 1", other))
+            branches.append((_several_items_test(param), other))
         return tuple(branches)
 
     def _ordered_construction(self, func: cst.BaseExpression, entry):

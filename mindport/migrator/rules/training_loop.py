@@ -1210,18 +1210,15 @@ class TrainingLoopRule(Rule):
         self._loops: list[int] = [0]  # per scope (module, then each function): loops open around the node
         self._outer_loops: dict[int, cst.CSTNode] = {}  # per scope: the outermost loop being visited
         self._mode_preludes: set[int] = set()  # ids of the preludes holding model.set_train(True)
-        self._class_methods: list[set[str]] = []  # per enclosing class: the names of its methods (and properties)
         self._class_bodies: list[dict[str, cst.FunctionDef]] = []  # per enclosing class: its methods by name
         self._engine_classes = 0  # open classes that are an autograd engine of the project's own (micrograd's Value)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        self._class_methods.append({s.name.value for s in body if isinstance(s, cst.FunctionDef)})
         self._class_bodies.append({s.name.value: s for s in body if isinstance(s, cst.FunctionDef)})
         self._engine_classes += self._is_engine(node.name.value)
 
     def leave_ClassDef(self, original_node, updated_node):
-        self._class_methods.pop()
         self._class_bodies.pop()
         self._engine_classes -= self._is_engine(original_node.name.value)
         return updated_node
@@ -1714,7 +1711,7 @@ class TrainingLoopRule(Rule):
             sites = [self._site(index, call) for index, call in calls]
             try:
                 plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
-                                   self._class_methods[-1] if self._class_methods else None)
+                                   self._own_methods())
             except Unfit as exc:  # two losses computed in one tuple assignment: one statement each, then again
                 if "differentiated again" not in str(exc) or (parallel := split_parallel(body)) is None:
                     raise
@@ -1723,7 +1720,7 @@ class TrainingLoopRule(Rule):
                          for call in _backward_calls(stmt, self._grad_calls) if id(call) in self._sites]
                 sites = [self._site(index, call) for index, call in calls]
                 plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
-                                   self._class_methods[-1] if self._class_methods else None)
+                                   self._own_methods())
             if (drawn := self._draw_once(body, plans)) is not None or \
                     (drawn := self._name_bare_losses(body, [p.site for p in plans if p.reuse is None])) is not None:
                 body = drawn
@@ -1731,7 +1728,7 @@ class TrainingLoopRule(Rule):
                          for call in _backward_calls(stmt, self._grad_calls) if id(call) in self._sites]
                 sites = [self._site(index, call) for index, call in calls]
                 plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
-                                   self._class_methods[-1] if self._class_methods else None)
+                                   self._own_methods())
         except Unfit as exc:
             if not terminal and "is not computed in this block" in str(exc):
                 return original  # the enclosing block may compute it
@@ -2244,6 +2241,10 @@ class TrainingLoopRule(Rule):
         bound = [i for i, stmt in enumerate(body) for a in all_nodes(stmt, cst.Assign)
                  if any(name in target_names(t.target) for t in a.targets)]
         return bool(bound) and min(bound) > at
+
+    def _own_methods(self) -> set[str] | None:
+        """In a method of a class, the names of the class's methods (and properties); None elsewhere."""
+        return set(self._class_bodies[-1]) if self._class_bodies else None
 
     def _reached_attributes(self, stmts) -> list[str]:
         """In a method of a class, the ``self.<name>`` a step calls, directly or through the class's own methods it

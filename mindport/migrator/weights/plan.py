@@ -53,9 +53,10 @@ def ms_attribute_name(name: str) -> str:
     return cell_attribute_name(name)
 
 
-def _cell_paths(cell) -> dict:
+def _cell_paths(cell, held: dict | None = None) -> dict:
     """Every path to every sub-cell. ``cells_and_names`` names a cell held twice (``self.net`` and
-    ``self.updater.instance``) once, while torch's state_dict lists it under each path: both must resolve."""
+    ``self.updater.instance``) once, while torch's state_dict lists it under each path: both must resolve.
+    ``held``: the cell's :func:`_held` members when the caller has them already."""
     paths: dict = {}
 
     def walk(sub, prefix: str, ancestors: frozenset) -> None:
@@ -65,7 +66,8 @@ def _cell_paths(cell) -> dict:
                 walk(child, _join(prefix, name), ancestors | {id(child)})
 
     walk(cell, "", frozenset({id(cell)}))
-    for where, member in _held(cell).items():  # a module torch runs but does not register: under torch's path too
+    # a module torch runs but does not register: under torch's path too
+    for where, member in (_held(cell) if held is None else held).items():
         walk(member, where, frozenset({id(member)}))
     return paths
 
@@ -88,7 +90,8 @@ class _Target:
         import mindspore.nn as msnn
         from mindspore.experimental import optim as ms_optim
 
-        self.cells = _cell_paths(cell)
+        held = _held(cell)
+        self.cells = _cell_paths(cell, held)
         # an optimizer the model holds (``self.optimizer = optim.Adam(self.parameters())``, common in RL code) is a
         # Cell in MindSpore: its moments are Parameters, but no model weights (torch's state_dict has none of them);
         # converted code holds mindspore.experimental.optim's (mindport.runtime.optim.Adam derives from its AdamW)
@@ -107,7 +110,7 @@ class _Target:
                 if param is not None:
                     self.by_path.setdefault(_join(prefix, leaf), param)
         self.unread = _unread_parameters(self.cells)
-        self.held = {id(param): where for where, member in _held(cell).items()
+        self.held = {id(param): where for where, member in held.items()
                      for _, param in member.parameters_and_names()}  # Parameters of unregistered members
         self.buffers = {}
         for prefix, sub in self.cells.items():

@@ -95,9 +95,6 @@ def torch_inputs(arrays):
     return [map_arrays(a, lambda v: torch.from_numpy(np.array(v, copy=True, order="C"))) for a in arrays]
 
 
-_tensors = torch_inputs
-
-
 def _numpy(tensor) -> np.ndarray:
     from mindport.validators.parity.metrics import to_numpy
 
@@ -281,7 +278,7 @@ class TorchSide:
         set_mode(model)
         try:
             with torch.no_grad(), _Uses():
-                model(*_tensors(inputs))
+                model(*torch_inputs(inputs))
         except Exception:  # noqa: BLE001 - the proof's own forward reports a model that raises
             pass
         return found
@@ -332,7 +329,7 @@ class TorchSide:
         set_mode(model)
         try:
             with record(self.root, self.facts), torch.no_grad():
-                model(*_tensors(inputs))
+                model(*torch_inputs(inputs))
         except Exception:  # noqa: BLE001 - not a fact: the parity forward reports the same failure
             return None
         finally:
@@ -352,10 +349,10 @@ class TorchSide:
         try:
             with torch.no_grad(), self._draws():
                 if records is None:
-                    out = model(*_tensors(inputs))
+                    out = model(*torch_inputs(inputs))
                 else:
                     with torch_hooks(model, records):
-                        out = model(*_tensors(inputs))
+                        out = model(*torch_inputs(inputs))
             outputs, kinds = flat_numpy(out)
         except Exception as exc:  # noqa: BLE001 - the parent decides (the reference raising is an input error)
             return {"error": error_text(exc, 600)}
@@ -380,10 +377,10 @@ class TorchSide:
         try:
             with torch.no_grad():
                 with self._draws():
-                    out32, _ = flat_numpy(model(*_tensors(inputs)))
+                    out32, _ = flat_numpy(model(*torch_inputs(inputs)))
                 twin = set_mode(copy.deepcopy(model).double())
                 with self._draws():
-                    out64, _ = flat_numpy(twin(*_tensors([map_arrays(a, as64) for a in inputs])))
+                    out64, _ = flat_numpy(twin(*torch_inputs([map_arrays(a, as64) for a in inputs])))
         except Exception:  # noqa: BLE001 - no control: the proof's verdict stands
             return {}
         gaps = {}
@@ -447,7 +444,7 @@ class TorchSide:
         model.zero_grad(set_to_none=True)
         with torch.enable_grad():
             with self._draws():
-                out = model(*_tensors(inputs))
+                out = model(*torch_inputs(inputs))
             loss = None
             for key, leaf in flatten_outputs(out):
                 if key in projections and isinstance(leaf, torch.Tensor):
@@ -493,7 +490,7 @@ class TorchSide:
         losses = []
         for batch, target in zip(batches, targets):
             optimizer.zero_grad()
-            loss = _loss(model(*_tensors(batch)), target, loss_fn, spec.loss)
+            loss = _loss(model(*torch_inputs(batch)), target, loss_fn, spec.loss)
             loss.backward()
             optimizer.step()
             losses.append(float(loss.detach()))
