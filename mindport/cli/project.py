@@ -150,7 +150,7 @@ def observe(src, model, ctor, inputs, seed, out):
     from mindport.observed import record
     from mindport.validators.parity.compare import _resolve_inputs
     from mindport.validators.parity.loading import build_model
-    from mindport.validators.parity.side_torch import _tensors
+    from mindport.validators.parity.side_torch import torch_inputs
 
     try:
         _, arrays = _resolve_inputs(inputs, seed)
@@ -160,7 +160,7 @@ def observe(src, model, ctor, inputs, seed, out):
             if isinstance(net, torch.nn.Module):
                 net.eval()
             with torch.no_grad():
-                net(*_tensors(arrays))
+                net(*torch_inputs(arrays))
     except InputError as exc:
         _fail_input(exc)
     except Exception as exc:  # noqa: BLE001 - the user's forward failed: say where, as validate does
