@@ -34,6 +34,16 @@ converted / native, median ratio in brackets):
   gpt pynative fwd+bwd 1.081, median 1.114; unet pynative fwd+bwd 3.310 with median 1.009, a loaded-machine outlier);
   the run stopped at 400 s before unet graph. All medians but gpt pynative fwd+bwd within 1.05 (gpt graph forward
   1.082 median, 0.906 best). Re-time on a quiet machine before reading the bars from these figures.
+* session 50, main a2924edb, quiet machine (load 1.3 at the start; --repeats 20, all 16 pairs; 0 runtime sites in
+  the converted file): **14/16 within 1.05 on the best-of ratio, 16/16 on the median ratio (worst median 1.035, gpt
+  graph forward)**; all eight GRAPH_MODE pairs 0.992-1.026 best-of. Over on best-of: vit pynative forward 1.097
+  (median 1.009), gpt pynative forward 1.072 (median 0.998). Re-timed at once (``--models vit,gpt --modes pynative
+  --repeats 40``, load 2-4 as other runs started): vit forward 0.970, gpt forward 0.856, but vit fwd+bwd 1.047 and
+  gpt fwd+bwd 1.083 (median 1.068): PyNative pairs at 130-300 ms a call move by +-10 % between runs on this machine,
+  so a PyNative best-of ratio near 1.05 is not a property of the code. What differs in the code: the port keeps the
+  source's ``.contiguous()`` before ``.view`` (the twin views the swapped tensor directly) and writes ``@`` where the
+  twin calls ``ops.matmul``; both are one PyNative dispatch each, and the graphs agree (kernel-graph node counts
+  above).
 
 Usage (from the project root):
     PYTHONPATH=$PWD /work/main/.venv/bin/python benchmarks/native_bench.py [--repeats 15] [--warmup 3]
