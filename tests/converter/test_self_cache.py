@@ -881,3 +881,38 @@ def test_buffers_registered_as_none_and_filled_by_a_forward_move_and_match(tmp_p
             np.testing.assert_allclose(ms_net(ms.Tensor(x)).asnumpy(), want, rtol=1e-5, atol=1e-5)
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
+
+
+TUPLE_RETURN = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Step(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.K = None
+            self.proj = nn.Linear(4, 4)
+
+        def one_step(self, z, return_rec=False):
+            self.K = self.proj(z[:, 0])
+            pred = z[:, -1] * self.K
+            if return_rec:
+                rec = z[:, 0] + self.K
+                return rec, pred
+            return pred
+
+        def forward(self, z):
+            rec, pred = self.one_step(z, return_rec=True)
+            return rec + pred * self.K
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_threaded_helper_returning_a_pair_gives_the_pair(tmp_path, mode):
+    """``return rec, pred`` of a helper that writes self.K returns ``((rec, pred), K)``, not ``(rec, pred, K)``
+    (thuml/Koopa's KPLayer: the caller unpacked the wrong items, a BatchMatMul shape error)."""
+    code = convert_source(TUPLE_RETURN).code
+    assert "return (rec, pred), _mp_K" in code
+    z = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
+    assert_port_matches_in_mode(TUPLE_RETURN, code, "Step", [z], tmp_path, "self_cache_pair", mode, atol=1e-5)

@@ -968,6 +968,8 @@ def _value_of(attr: str, local: set[str]) -> cst.BaseExpression:
 
 
 def _out_value(attrs: list[str], local: set[str], value=None) -> cst.BaseExpression:
+    if isinstance(value, cst.Tuple) and not value.lpar:  # ``return a, b`` gives one value, the pair: ((a, b), k)
+        value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     items = ([value] if value is not None else []) + [_value_of(a, local) for a in attrs]
     if len(items) == 1:
         return items[0]
