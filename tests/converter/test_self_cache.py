@@ -916,3 +916,41 @@ def test_a_threaded_helper_returning_a_pair_gives_the_pair(tmp_path, mode):
     assert "return (rec, pred), _mp_K" in code
     z = np.random.default_rng(1).standard_normal((2, 3, 4)).astype(np.float32)
     assert_port_matches_in_mode(TUPLE_RETURN, code, "Step", [z], tmp_path, "self_cache_pair", mode, atol=1e-5)
+
+
+EARLY_RETURN = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class ActNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bias = nn.Parameter(torch.zeros(1, 4))
+            self.inited = False
+
+        def initialize(self, x):
+            if not self.training:
+                return
+            with torch.no_grad():
+                self.bias.data.copy_(-x.mean(0, keepdim=True))
+            self.inited = True
+
+        def forward(self, x):
+            if not self.inited:
+                self.initialize(x)
+            return (x + self.bias) * 2
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_a_helper_returning_before_its_write_keeps_the_old_value(tmp_path, mode):
+    """A bare ``return`` before the write (glow's ActNorm ``initialize_parameters``: ``if not self.training:
+    return``) returns the value the attribute had: the write is not on every path, so the old value comes in. The file
+    had failed to convert (MP299: the bare return was given a value without a space), and the early return then read
+    an unbound local."""
+    code = convert_source(EARLY_RETURN).code
+    assert "def _mp_initialize(self, x, _mp_inited=None):" in code
+    assert "            return _mp_inited\n" in code
+    x = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    assert_port_matches_in_mode(EARLY_RETURN, code, "ActNorm", [x], tmp_path, "self_cache_early", mode, atol=1e-6)

@@ -793,10 +793,12 @@ class _Flow:
         self.sure_reads: dict[int, str] = {}  # id of a self.a read where a is written for certain before -> a
         self.call_sure: dict[int, tuple] = {}  # id of a threaded call -> (helper, its ins written for certain before)
         self.unsafe: set[str] = set()  # attributes a local cannot mirror here (augmented or nested writes)
+        self.exits: list[set[str]] = []  # per return statement: what is written for certain when it returns
 
     def method(self, fn: cst.FunctionDef, given=(), others=None) -> _Summary:
         body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
-        self.summary.sure = self.block(body, set(given))
+        # written on every path: to the end and to each return (``if not self.training: return`` before the write)
+        self.summary.sure = self.block(body, set(given)).intersection(*self.exits)
         unsafe = self.unsafe
         crossing = self.crossing
         others = others or {}
@@ -908,7 +910,10 @@ class _Flow:
                 self.summary.writes.setdefault(attr, node)
         for attr, call in called:
             self.summary.writes.setdefault(attr, call)
-        return sure | {a for a in written if a in self.crossing}
+        sure = sure | {a for a in written if a in self.crossing}
+        if isinstance(small, cst.Return):
+            self.exits.append(sure)
+        return sure
 
     def call_outs(self, node) -> list[tuple[str, cst.Call]]:
         outs: list[tuple[str, cst.Call]] = []
@@ -1015,6 +1020,8 @@ class _Rewriter(cst.CSTTransformer):
         plan = self.plan
         if not plan.outs:
             return updated_node
+        if updated_node.value is None:  # a bare ``return`` gets a value: ``return _mp_inited``, not ``return_mp_...``
+            updated_node = updated_node.with_changes(whitespace_after_return=cst.SimpleWhitespace(" "))
         if plan.had_value:
             value = updated_node.value if updated_node.value is not None else cst.Name("None")
             return updated_node.with_changes(value=_out_value(plan.outs, plan.locals, value))
