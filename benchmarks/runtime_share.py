@@ -65,6 +65,15 @@ Conv1d builds (CustomizingAttention's input is a caller's, viewed to rank 4 afte
 caller's tensor; keep_ratio's type is the caller's). With --facts all of these are free but vit/vit and t2t (the mean
 of a branch the recorded run did not take, pool='cls'), resnet20 (its slice), efficientnet_b0 (drop_connect does not
 run in eval) and the attentions (tanh; Conv1d builds the entry did not run).
+On native50 (joins of the outputs of a ModuleList the class builds once and fills only by ``self.NAME.append(Layer(
+...))`` in its own methods, native_facts.appended_module_lists, and ``map(lambda conv: conv(x), self.convs)`` read as
+its comprehension; from a2924edb, all 60 snapshots present): code-only 1344/16537 = 8.1 % -> 1343/16536 = 8.1 %, 13/60
+-> 13/60; ``--facts`` 1275/16507 = 7.7 % -> 1275/16507 = 7.7 %, 23/60 -> 23/60 (crossformer's CrossEmbedLayer join,
+which the observed run had already settled; wild parity and GRAPH_MODE kept). crossformer keeps mindport code-only
+for ``torch.tensor([2 * window_size - 1, 1])`` alone: MindSpore's Tensor reads a 0-d tensor in the list as torch does
+(int64, shape (2,)) but refuses a shape-(1,) one (TypeError), which torch reads as a scalar; whether the constructor
+argument is a tensor is the caller's. MindSpore's float32 sigmoid is no way around tanh's kernel: ``2 * sigmoid(2x)
+- 1`` is 1.6e-6 from float64 over [-20, 20] (torch 3.2e-8, mindport.runtime.math.tanh 1.5e-7, ops.tanh 1.0e-4).
 """
 from __future__ import annotations
 

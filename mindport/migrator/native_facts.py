@@ -97,6 +97,7 @@ class ClassFacts:
         self._resolve = resolve
         self._cls = cls
         self._changed = file.appended | file.named | file.foreign
+        self._file = file
         self._layers: dict[str, list[cst.Call]] = {}  # self.NAME -> the calls assigned to it
         methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)] \
             if isinstance(cls.body, cst.IndentedBlock) else []
@@ -206,8 +207,12 @@ class ClassFacts:
     @property
     def float_layers(self) -> dict[str, list[cst.Call]]:
         """self.NAME -> every value assigned to it, for the dtype facts: both calls of ``A() if c else B()``; no
-        entry for a name that is also assigned something other than a call (``self.fc = None``)."""
-        return class_float_layers(self._cls, self._changed)
+        entry for a name that is also assigned something other than a call (``self.fc = None``). A ModuleList the
+        class fills by ``self.NAME.append(Layer(...))`` alone (:func:`appended_module_lists`) is read as the list
+        of what it is given."""
+        layers = class_float_layers(self._cls, self._changed)
+        layers.update(appended_module_lists(self._cls, self._file, self._resolve))
+        return layers
 
     @property
     def layers(self) -> dict[str, list[cst.Call]]:
@@ -429,6 +434,58 @@ def class_float_layers(cls: cst.ClassDef, changed: frozenset[str] = frozenset())
             if _self_attr(node.target):
                 other.add(node.target.attr.value)
     return {name: calls for name, calls in values.items() if calls and name not in other and name not in changed}
+
+
+def appended_module_lists(cls: cst.ClassDef, file: "FileFacts", resolve: Resolve) -> dict[str, list[cst.Call]]:
+    """self.NAME -> ``[nn.ModuleList([A(...), B(...)])]`` for a ModuleList the class builds empty (or of a display of
+    calls) once, as ``self.NAME = nn.ModuleList([])``, and fills with ``self.NAME.append(A(...))`` calls only
+    (crossformer's multi-scale ``self.convs.append(nn.Conv2d(...))`` in a loop): every such add in the whole file is
+    an ``append`` of one call on ``self.NAME`` in a method of this class (FileFacts.adds/add_classes; no
+    ``extend``/``insert``/``add_module``/item assignment, no ``obj.NAME`` read elsewhere, the class subclassed
+    nowhere), so every member the list can hold is one of those calls (the order and the count do not matter to the
+    dtype facts, which ask what kind every member has). The ModuleList call is synthesised with those calls as its
+    display, a node of its own that no rewrite is keyed to."""
+    if cls.name.value in file.subclassed or not isinstance(cls.body, cst.IndentedBlock):
+        return {}
+    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+    own = {id(m) for m in methods}
+    out: dict[str, list[cst.Call]] = {}
+    for name in file.appended - file.named - file.foreign:
+        adds = file.adds.get(name, [])
+        members = []
+        for call, function in adds:
+            func = call.func
+            if func.attr.value != "append" or not _self_attr(func.value) or id(function) not in own \
+                    or file.add_classes.get(id(call)) != cls.name.value or len(call.args) != 1 \
+                    or call.args[0].keyword is not None or call.args[0].star \
+                    or not isinstance(call.args[0].value, cst.Call):
+                break
+            members.append(call.args[0].value)
+        else:
+            built = []
+            for method in methods:
+                for stmt in _assignments(method, annotated=True):
+                    for target in stmt.targets:
+                        for attr in all_nodes(target.target, cst.Attribute):
+                            if _self_attr(attr) and attr.attr.value == name:
+                                built.append((stmt, target))
+            if not members or len(built) != 1 or len(built[0][0].targets) != 1 \
+                    or not _self_attr(built[0][1].target):
+                continue
+            value = built[0][0].value
+            if not isinstance(value, cst.Call) or resolve(value.func) != "torch.nn.ModuleList" or len(value.args) > 1:
+                continue
+            held = []
+            if value.args:
+                arg = value.args[0]
+                if arg.keyword is not None or arg.star or not isinstance(arg.value, cst.List) \
+                        or any(isinstance(e, cst.StarredElement) or not isinstance(e.value, cst.Call)
+                               for e in arg.value.elements):
+                    continue
+                held = [e.value for e in arg.value.elements]
+            display = cst.List([cst.Element(m) for m in (*held, *members)])
+            out[name] = [value.with_changes(args=[cst.Arg(display)])]
+    return out
 
 
 def _spread_list(call: cst.Call, method: cst.FunctionDef) -> cst.Call:
@@ -1873,6 +1930,27 @@ class FloatFacts(_FunctionFacts):
             return False
         return self._applied(self._members_of(loop.iter.attr.value), elt, seen)
 
+    def _mapped_comprehension(self, call: cst.Call) -> "cst.GeneratorExp | None":
+        """``map(lambda conv: conv(x), self.convs)`` of Python's builtin (no binding of ``map`` in the function, no
+        import of it): the generator ``(conv(x) for conv in self.convs)`` it yields the elements of, for
+        :meth:`_comprehension_layers` only (the lambda's one plain parameter is the loop's name; its body the
+        element). None for anything else (several iterables, a named function, a lambda of other parameters)."""
+        if not isinstance(call.func, cst.Name) or call.func.value != "map" or self._resolve(call.func) is not None \
+                or self._resolve_any(call.func) is not None or len(call.args) != 2 \
+                or any(a.keyword is not None or a.star for a in call.args) \
+                or (self._order is not None and self._order.bindings("map")) or "map" in self._params:
+            return None
+        fn, items = call.args[0].value, call.args[1].value
+        if not isinstance(fn, cst.Lambda):
+            return None
+        params = fn.params
+        if len(params.params) != 1 or params.posonly_params or params.kwonly_params \
+                or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None \
+                or params.params[0].default is not None:
+            return None
+        return cst.GeneratorExp(elt=fn.body, for_in=cst.CompFor(target=cst.Name(params.params[0].name.value),
+                                                                 iter=items))
+
     def _container(self, call: cst.Call) -> bool:
         """``tuple(xs)`` / ``list(xs)``: Python's builtins (no binding of the name in the function), one positional
         argument: the same elements."""
@@ -2045,6 +2123,9 @@ class FloatFacts(_FunctionFacts):
                                        and self._applied(_members_kind(c, self), call, seen) for c in calls)
         if self._container(call):  # tuple([conv(x) for conv in self.convs]): the same elements
             return self.is_float(call.args[0].value, seen)
+        mapped = self._mapped_comprehension(call)
+        if mapped is not None:  # map(lambda conv: conv(x), self.convs): [conv(x) for conv in self.convs]
+            return self._comprehension_layers(mapped, seen)
         if isinstance(func, cst.Name) and self._resolve(func) is None and self._order is not None:
             kind = self._loop_layer(func.value)  # for blk in self.blocks: x = blk(x)
             if kind is not None:
