@@ -52,6 +52,12 @@ class GraphContainerTransform(GraphMethodRule):
     each such construction is flagged MP107 (a graph-sound form: a tuple, or a dict display read by key). One built
     of literals only (``Scale(2.0)(x)``) compiles and is not flagged; nor is one built in ``__init__``.
 
+    A Python attribute set on a Parameter (``self.weight.fast = None``, or ``w.fast = ...`` for ``w`` over
+    ``.parameters()``: MAML's fast weights) and read in a model's method as ``self.weight.fast`` is flagged MP107 once
+    per method and name: a graph sees a Parameter as a tensor without it and refuses to compile ("'Parameter' object
+    has no attribute 'fast'"), and ``getattr(self.weight, 'fast', None)`` compiles but reads None whatever was set
+    (measured on MindSpore 2.10, tests/converter/test_parameter_attribute50.py); PyNative runs it as torch does.
+
     ``self.s.data = v`` (a Parameter's data replaced in a model's method: normflows' ActNorm initialises its scale
     from the first batch) is ``mp_framework.set_data(self.s, v)``: the same write in PyNative; in a graph, which has
     no SetData kernel on CPU ("Unsupported op [SetData]"), an ``ops.assign`` in place that the next call sees, as
@@ -116,6 +122,7 @@ class GraphContainerTransform(GraphMethodRule):
         outer = self.compiled
         super().visit_FunctionDef(node)
         if self.compiled and not outer:
+            self._said_attrs: set[str] = set()  # the attributes set on a Parameter already said in this method
             aliases, sorts = _aliased(node)
             self._aliases.update(aliases)
             self._self_sorts |= sorts
@@ -162,6 +169,25 @@ class GraphContainerTransform(GraphMethodRule):
     def visit_Module(self, node: cst.Module) -> None:
         self._value_classes = _value_classes(node, self._module_classes) | (
             self.ctx.options.object_classes - set(self._module_classes))
+        self._tensor_attrs = _tensor_attribute_writes(node)
+
+    def leave_Attribute(self, original_node, updated_node):
+        # self.weight.fast read in a model's method, where the file sets .fast on a tensor (MAML's fast weights)
+        inner = original_node.value
+        if self.compiled and original_node.attr.value in getattr(self, "_tensor_attrs", ()) \
+                and isinstance(inner, cst.Attribute) and on_self(inner) \
+                and receiver_kind(inner, self.scope) == "tensor" \
+                and original_node.attr.value not in self._said_attrs:
+            self._said_attrs.add(original_node.attr.value)  # said once per method and name
+            name = f"self.{inner.attr.value}.{original_node.attr.value}"
+            self.remark(original_node, MP107,
+                        f"{name} reads a Python attribute set on a Parameter: a static graph (GRAPH_MODE) sees a "
+                        f"Parameter as a tensor with no such attribute and refuses to compile ('Parameter' object has "
+                        f"no attribute '{original_node.attr.value}'; getattr with a default silently reads the "
+                        f"default there, whatever was set); PyNative runs it as Python",
+                        "run this Cell in PyNative, or hand the value to construct as an argument (a fast weight "
+                        "passed in, or a Cell attribute set before compiling)")
+        return updated_node
 
     def leave_Call(self, original_node, updated_node):
         if self.compiled and isinstance(original_node.func, cst.Name) \
@@ -187,6 +213,47 @@ class GraphContainerTransform(GraphMethodRule):
         self.runtime_modules.add(_RUNTIME)
         self.ctx.converted_sites += 1
         return updated_node.with_changes(func=parse_expression(f"{runtime_alias(_RUNTIME)}.dict_copy"))
+
+
+# a tensor's own attributes, which a graph reads (or which convert elsewhere): never a value set on a Parameter
+_TENSOR_OWN = frozenset({"data", "grad", "requires_grad", "name", "shape", "dtype", "T", "mT", "H", "mH", "ndim",
+                         "device", "is_leaf", "grad_fn", "real", "imag", "retain_grad"})
+
+
+def _tensor_attribute_writes(module: cst.Module) -> frozenset[str]:
+    """Names ``A`` the file sets as ``self.P.A = v`` (``self.weight.fast = None`` in a layer's __init__) or as
+    ``w.A = v`` for ``w`` looping over ``.parameters()`` (MAML's ``for weight in self.model.parameters(): weight.fast =
+    None``): Python attributes put on a Parameter. Whether ``self.P`` is a tensor is the reader's scope's to say."""
+    found: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def __init__(self):
+            self.loops: list[str] = []
+
+        def visit_For(self, loop: cst.For) -> None:
+            it = loop.iter
+            if isinstance(loop.target, cst.Name) and (
+                    isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "parameters"
+                    or isinstance(it, cst.Name)):
+                self.loops.append(loop.target.value)
+            else:
+                self.loops.append("")
+
+        def leave_For(self, loop: cst.For) -> None:
+            self.loops.pop()
+
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            t = target.target
+            for el in ([e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]):
+                if not isinstance(el, cst.Attribute) or el.attr.value in _TENSOR_OWN:
+                    continue
+                owner = el.value
+                if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self" \
+                        or isinstance(owner, cst.Name) and owner.value in self.loops and owner.value:
+                    found.add(el.attr.value)
+
+    module.visit(Visitor())
+    return frozenset(found)
 
 
 def _keyword_dict(node: cst.Call) -> bool:
