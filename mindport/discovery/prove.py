@@ -448,10 +448,11 @@ def _noise_control(report, ref, ms, arrays) -> None:
     limitation said) while the port is no further from torch than torch's float32 is from float64 (TransUNet's
     ResNetV2: tests/discovery/test_ill_conditioned_no_float64_50.py); else it stays diverged and its error says
     so. Only a plain value mismatch is judged: a MindSpore error, a GRAPH_MODE failure or mismatch, a known trap, a
-    structure or NaN/Inf difference, a vacuous comparison keep their verdict. PCT's Point_Transformer_Last at the random draw:
-    softmax of large attention energies, torch float32 8.9e-4 from float64 where the tolerance was 4e-5: "diverged"
-    (max rel 5.3e-3) although MindSpore was no further from torch than that. Anomaly-Transformer's prior at the
-    random draw: torch float32 1.6e-4 of the output from float64 (ill-conditioned), the port 6.8e-5 from torch."""
+    structure or NaN/Inf difference, a vacuous comparison keep their verdict. PCT's Point_Transformer_Last at the
+    random draw: softmax of large attention energies, torch float32 8.9e-4 from float64 where the tolerance was
+    4e-5: "diverged" (max rel 5.3e-3) although MindSpore was no further from torch than that. Anomaly-Transformer's
+    prior at the random draw: torch float32 1.6e-4 of the output from float64 (ill-conditioned), the port 6.8e-5
+    from torch."""
     from mindport.validators.parity.noise import (
         ILL_CONDITIONED,
         forward_within_noise,
