@@ -2,12 +2,13 @@
 one channel per group over 2 x 2 positions after convolutions, torch float32 itself 6.8e-4 of the output from
 float64; MindSpore 2.10's CPU Conv2D has no float64 kernel). The class: where torch's own float32 rounding is a
 sizeable share of the output, the port is judged in float64, and a port MindSpore cannot run in float64 has no such
-judgement: it was "diverged" for a kernel MindSpore lacks. It is now "inconclusive" with the limitation said, while
-the port is no further from torch than torch's float32 is from float64 (msprobe's ratio at most 1, the float32 half of
-``ill_conditioned_within_noise``); past that it stays "diverged". Measured on this fixture: the port 1.9e-3 from
-torch where torch float32 is 2.9e-3 from float64 (inconclusive); the output scaled by 1.001 5.3e-3, by 1.01 4.1e-2
-(diverged). Fixture written for this test: a normalisation of near-constant
-convolution outputs (values 1 + 1e-4 c, their spread the signal)."""
+judgement: it was "diverged" for a kernel MindSpore lacks (TransUNet: the port 0.0156 from torch where torch
+float32 is 0.0118 from float64). It is now "inconclusive" with the limitation said, while the port is within twice
+torch's own float32 distance to float64 (a port no further from float64 than torch, msprobe's ratio at most 1, is
+at most that far from torch: both sides' rounding adds); past that it stays "diverged". Measured on this fixture:
+the port 1.9e-3 from torch where torch float32 is 2.9e-3 from float64 (inconclusive); the output scaled by 1.001
+5.3e-3 (inconclusive: below what this draw resolves), by 1.01 4.1e-2 (diverged). Fixture written for this test: a
+normalisation of near-constant convolution outputs (values 1 + 1e-4 c, their spread the signal)."""
 from __future__ import annotations
 
 MODEL = {"flat.py": '''import torch
@@ -42,5 +43,5 @@ def test_an_ill_conditioned_draw_without_a_float64_kernel_is_inconclusive(tmp_pa
 
 
 def test_a_formula_difference_past_the_rounding_bound_still_diverges(tmp_path):
-    model = _prove(tmp_path, ("return self.norm(y)", "return self.norm(y) * 1.001"))
+    model = _prove(tmp_path, ("return self.norm(y)", "return self.norm(y) * 1.01"))
     assert model["status"] == "diverged", model
