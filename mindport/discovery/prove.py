@@ -444,12 +444,15 @@ def _noise_control(report, ref, ms, arrays) -> None:
     torch's float64 run (``kernel_accuracy_within``: zhuofupan's Exp_sq, exp(x) - x - 1, MindSpore's exp 8 ulp from
     torch's); where the port cannot run in float64 (MindSpore's CPU Conv2D has no float64 kernel), within both float32
     bounds (``kernel_accuracy_without_float64``: an SSD head's 3x3 convolutions over 1024 channels, 10.5x torch's own
-    rounding); else it stays diverged and its error says so. Only a
-    plain value mismatch is judged: a MindSpore error, a GRAPH_MODE failure or mismatch, a known trap, a structure or
-    NaN/Inf difference, a vacuous comparison keep their verdict. PCT's Point_Transformer_Last at the random draw:
-    softmax of large attention energies, torch float32 8.9e-4 from float64 where the tolerance was 4e-5: "diverged"
-    (max rel 5.3e-3) although MindSpore was no further from torch than that. Anomaly-Transformer's prior at the
-    random draw: torch float32 1.6e-4 of the output from float64 (ill-conditioned), the port 6.8e-5 from torch."""
+    rounding); where the draw is ill-conditioned and the port cannot run in float64, no verdict ("inconclusive", the
+    limitation said) while the port is within twice torch's own float32 distance to float64 (TransUNet's
+    ResNetV2: tests/discovery/test_ill_conditioned_no_float64_50.py); else it stays diverged and its error says
+    so. Only a plain value mismatch is judged: a MindSpore error, a GRAPH_MODE failure or mismatch, a known trap, a
+    structure or NaN/Inf difference, a vacuous comparison keep their verdict. PCT's Point_Transformer_Last at the
+    random draw: softmax of large attention energies, torch float32 8.9e-4 from float64 where the tolerance was
+    4e-5: "diverged" (max rel 5.3e-3) although MindSpore was no further from torch than that. Anomaly-Transformer's
+    prior at the random draw: torch float32 1.6e-4 of the output from float64 (ill-conditioned), the port 6.8e-5
+    from torch."""
     from mindport.validators.parity.noise import (
         ILL_CONDITIONED,
         forward_within_noise,
@@ -471,6 +474,7 @@ def _noise_control(report, ref, ms, arrays) -> None:
     gaps = _checked(ref.call, "float64_gap", arrays)
     control = {}
     golden = None
+    undecided = ""  # an ill-conditioned output the port could not be run in float64 for
     for o in bad:
         if o.key not in gaps:
             return
@@ -505,14 +509,31 @@ def _noise_control(report, ref, ms, arrays) -> None:
         if g is not None:
             control[o.key].update(rule="ill-conditioned: the port judged in float64", port64_vs_torch64_abs=g[
                 "port64_abs"], port64_within_tolerance=g["port64_close"])
+        if g is None and lacks_float64_kernel(control.get("float64_port_error")) \
+                and o.max_abs <= 2.0 * noise:
+            # ill-conditioned, and the port cannot run in float64 (a MindSpore CPU kernel has none): within twice
+            # torch's own float32 distance to float64 (a port no further from float64 than torch is, msprobe's ratio
+            # at most 1, is at most that far from torch: both sides' rounding adds), the proof cannot tell a formula
+            # difference from rounding here: no verdict, the limitation said (TransUNet's ResNetV2 was "diverged"
+            # so: the port 0.0156 from torch, torch float32 0.0118 from float64). Past that it stays "diverged"
+            undecided = (
+                f"torch float32 itself is {noise / scale:.2g} of the output from float64 at this draw "
+                f"(ill-conditioned), the port {o.max_abs:.3g} from torch (within twice torch's own {noise:.3g}); no "
+                f"float64 run of the port, which would decide it (a MindSpore CPU kernel has no float64): "
+                f"{control.get('float64_port_error', '')}")
+            continue  # (every other differing output still judged: one past its bounds keeps "diverged")
         if g is None or not ill_conditioned_within_noise(o.max_abs, noise, g["port64_close"]):
             report.settings["ill_conditioned"] = (
                 f"torch float32 itself is {noise / scale:.2g} of the output from float64 at this draw "
-                f"(ill-conditioned)" + (f"; no float64 run of the port: {control.get('float64_port_error', '')}"
+                f"(ill-conditioned)" + (f"; port vs torch {o.max_abs:.3g}, torch float32 vs float64 {noise:.3g}; no "
+                                        f"float64 run of the port: {control.get('float64_port_error', '')}"
                                         if g is None else
                                         f"; port vs torch {o.max_abs:.3g}, in float64 {g['port64_abs']:.3g} (within "
                                         f"the tolerance: {'yes' if g['port64_close'] else 'no'})"))
             return
+    if undecided:
+        report.settings["no_float64_control"] = undecided
+        return
     report.ok, report.outcome = True, "pass"
     report.reason = "proven within float32 noise (torch float32 vs float64 control)"
     report.settings["float32_noise"] = control
@@ -638,6 +659,9 @@ def _verdict(entry: dict, draws: list) -> dict:
             what = (f"{bad[0].key}: max rel {bad[0].max_rel or 0:.3g}" if bad else
                     "; ".join(report.structure.get("problems", [])[:2]) or f"{report.outcome}: {report.reason}")
             entry["error"] = f"outputs differ ({draw}): {what}"
+            if report.settings.get("no_float64_control"):  # no verdict: MindSpore lacks the float64 kernel
+                entry["status"] = "inconclusive"
+                entry["error"] += f"; {report.settings['no_float64_control']}"
             if report.settings.get("ill_conditioned"):
                 entry["error"] += f"; {report.settings['ill_conditioned']}"
     return entry

@@ -1820,6 +1820,8 @@ def _argparse_defaults(tree) -> dict[str, str]:
                     except ValueError:
                         pass
                 out[str(dest)] = ast.unparse(default)
+            elif (value := _required_option(node)) is not None:
+                out[str(dest)] = value
     if out:
         for node in _module_level(tree):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
@@ -1830,6 +1832,34 @@ def _argparse_defaults(tree) -> dict[str, str]:
                     out[node.targets[0].attr] = value
         _set_after_parsing(tree, out)
     return out
+
+
+def _required_option(node: ast.Call) -> str | None:
+    """A value for an argparse option with no default that the script requires (``required=True``; the user's
+    command line always gives one): its first literal ``choices`` entry, else 2 for ``type=int`` (a small valid
+    count, stride or scale: yjn870/IDN-pytorch's ``--scale`` handed to ConvTranspose2d's stride with
+    ``output_padding=1`` was guessed 1.0 by its name, a float stride torch refuses, and 1 leaves no room for the
+    padding) and 0.5 for ``type=float``; a list of it for ``nargs``. None for anything else (a path, a name: the
+    constructor guesser's own rules)."""
+    kw = {k.arg: k.value for k in node.keywords}
+    if not (isinstance(kw.get("required"), ast.Constant) and kw["required"].value is True):
+        return None
+    choices = kw.get("choices")
+    if isinstance(choices, (ast.List, ast.Tuple)) and choices.elts:
+        try:
+            value = repr(ast.literal_eval(choices.elts[0]))
+        except (ValueError, SyntaxError, TypeError):
+            return None
+    elif isinstance(kw.get("type"), ast.Name) and kw["type"].id in ("int", "float"):
+        value = "2" if kw["type"].id == "int" else "0.5"
+    else:
+        return None
+    nargs = kw.get("nargs")
+    if isinstance(nargs, ast.Constant) and nargs.value in ("+", "*"):
+        return f"[{value}]"
+    if isinstance(nargs, ast.Constant) and isinstance(nargs.value, int) and not isinstance(nargs.value, bool):
+        return "[" + ", ".join([value] * nargs.value) + "]"
+    return value
 
 
 def _module_level(tree) -> list:

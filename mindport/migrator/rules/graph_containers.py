@@ -52,6 +52,17 @@ class GraphContainerTransform(GraphMethodRule):
     each such construction is flagged MP107 (a graph-sound form: a tuple, or a dict display read by key). One built
     of literals only (``Scale(2.0)(x)``) compiles and is not flagged; nor is one built in ``__init__``.
 
+    A Python attribute set on a Parameter (``self.weight.fast = None``, or ``w.fast = ...`` for ``w`` over
+    ``.parameters()``: MAML's fast weights) and read in a model's method as ``self.weight.fast`` is flagged MP107 once
+    per method and name: a graph sees a Parameter as a tensor without it and refuses to compile ("'Parameter' object
+    has no attribute 'fast'"), and ``getattr(self.weight, 'fast', None)`` compiles but reads None whatever was set
+    (measured on MindSpore 2.10, tests/converter/test_parameter_attribute50.py); PyNative runs it as torch does.
+    So is an attribute a model's method writes on a layer it then calls (FocalNet's ``blk.H, blk.W = H, W`` before
+    ``x = blk(x)``, the block reading ``self.H`` in its forward): a graph takes a sub-Cell's attributes as constants
+    of its compilation, and MindSpore 2.10 fails to compile the write ("Cast ... does not support this kernel data
+    type"); no rewrite is made (the block's other callers would need the same argument), the MP107 says to hand the
+    value as an argument (tests/converter/test_sub_cell_attribute50.py).
+
     ``self.s.data = v`` (a Parameter's data replaced in a model's method: normflows' ActNorm initialises its scale
     from the first batch) is ``mp_framework.set_data(self.s, v)``: the same write in PyNative; in a graph, which has
     no SetData kernel on CPU ("Unsupported op [SetData]"), an ``ops.assign`` in place that the next call sees, as
@@ -116,6 +127,8 @@ class GraphContainerTransform(GraphMethodRule):
         outer = self.compiled
         super().visit_FunctionDef(node)
         if self.compiled and not outer:
+            self._said_attrs: set[str] = set()  # the attributes set on a Parameter already said in this method
+            self._called = _called_receivers(node)
             aliases, sorts = _aliased(node)
             self._aliases.update(aliases)
             self._self_sorts |= sorts
@@ -143,6 +156,18 @@ class GraphContainerTransform(GraphMethodRule):
                 cst.Arg(updated_node.targets[0].target.value,
                         comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                 cst.Arg(updated_node.value)]))
+        if self.compiled:
+            written = [e for e in _target_elements(original_node) if isinstance(e, cst.Attribute)
+                       and e.attr.value != "data" and _code(e.value) in getattr(self, "_called", ())]
+            if written:
+                holder = _code(written[0].value)
+                attrs = ", ".join(f"{holder}.{e.attr.value}" for e in written)
+                self.remark(original_node, MP107,
+                            f"{attrs} written here for the layer {holder} this method calls: a static graph "
+                            f"(GRAPH_MODE) takes a sub-Cell's attributes as constants of its compilation and does not "
+                            f"hand this write to {holder}'s construct (MindSpore 2.10 fails to compile it: 'Cast "
+                            f"does not support this kernel data type'); PyNative runs it as torch does",
+                            f"hand the value to {holder}'s construct as an argument ({holder}(x, H, W))")
         names = self._aliases.get(id(original_node))
         if names is not None:
             self.remark(original_node, MP107,
@@ -162,6 +187,25 @@ class GraphContainerTransform(GraphMethodRule):
     def visit_Module(self, node: cst.Module) -> None:
         self._value_classes = _value_classes(node, self._module_classes) | (
             self.ctx.options.object_classes - set(self._module_classes))
+        self._tensor_attrs = _tensor_attribute_writes(node)
+
+    def leave_Attribute(self, original_node, updated_node):
+        # self.weight.fast read in a model's method, where the file sets .fast on a tensor (MAML's fast weights)
+        inner = original_node.value
+        if self.compiled and original_node.attr.value in getattr(self, "_tensor_attrs", ()) \
+                and isinstance(inner, cst.Attribute) and on_self(inner) \
+                and receiver_kind(inner, self.scope) == "tensor" \
+                and original_node.attr.value not in self._said_attrs:
+            self._said_attrs.add(original_node.attr.value)  # said once per method and name
+            name = f"self.{inner.attr.value}.{original_node.attr.value}"
+            self.remark(original_node, MP107,
+                        f"{name} reads a Python attribute set on a Parameter: a static graph (GRAPH_MODE) sees a "
+                        f"Parameter as a tensor with no such attribute and refuses to compile ('Parameter' object has "
+                        f"no attribute '{original_node.attr.value}'; getattr with a default silently reads the "
+                        f"default there, whatever was set); PyNative runs it as Python",
+                        "run this Cell in PyNative, or hand the value to construct as an argument (a fast weight "
+                        "passed in, or a Cell attribute set before compiling)")
+        return updated_node
 
     def leave_Call(self, original_node, updated_node):
         if self.compiled and isinstance(original_node.func, cst.Name) \
@@ -187,6 +231,77 @@ class GraphContainerTransform(GraphMethodRule):
         self.runtime_modules.add(_RUNTIME)
         self.ctx.converted_sites += 1
         return updated_node.with_changes(func=parse_expression(f"{runtime_alias(_RUNTIME)}.dict_copy"))
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _target_elements(assign: cst.Assign) -> list[cst.BaseExpression]:
+    out = []
+    for t in assign.targets:
+        target = t.target
+        out.extend([e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target])
+    return out
+
+
+def _called_receivers(node: cst.FunctionDef) -> frozenset[str]:
+    """The layers a method calls by a name or an attribute of self other than itself (``blk(x)``, ``self.block(x)``),
+    as written: the objects whose attributes a write then hands to a sub-Cell (FocalNet's ``blk.H, blk.W = H, W``
+    before ``x = blk(x)``)."""
+    found: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            func = call.func
+            if isinstance(func, cst.Name) and func.value not in ("self", "cls") \
+                    or isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+                    and func.value.value == "self":
+                found.add(_code(func))
+
+    node.body.visit(Visitor())
+    return frozenset(found)
+
+
+# a tensor's own attributes, which a graph reads (or which convert elsewhere): never a value set on a Parameter
+_TENSOR_OWN = frozenset({"data", "grad", "requires_grad", "name", "shape", "dtype", "T", "mT", "H", "mH", "ndim",
+                         "device", "is_leaf", "grad_fn", "real", "imag", "retain_grad"})
+
+
+def _tensor_attribute_writes(module: cst.Module) -> frozenset[str]:
+    """Names ``A`` the file sets as ``self.P.A = v`` (``self.weight.fast = None`` in a layer's __init__) or as
+    ``w.A = v`` for ``w`` looping over ``.parameters()`` (MAML's ``for weight in self.model.parameters(): weight.fast =
+    None``): Python attributes put on a Parameter. Whether ``self.P`` is a tensor is the reader's scope's to say."""
+    found: set[str] = set()
+
+    class Visitor(cst.CSTVisitor):
+        def __init__(self):
+            self.loops: list[str] = []
+
+        def visit_For(self, loop: cst.For) -> None:
+            it = loop.iter
+            if isinstance(loop.target, cst.Name) and (
+                    isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value == "parameters"
+                    or isinstance(it, cst.Name)):
+                self.loops.append(loop.target.value)
+            else:
+                self.loops.append("")
+
+        def leave_For(self, loop: cst.For) -> None:
+            self.loops.pop()
+
+        def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+            t = target.target
+            for el in ([e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]):
+                if not isinstance(el, cst.Attribute) or el.attr.value in _TENSOR_OWN:
+                    continue
+                owner = el.value
+                if isinstance(owner, cst.Attribute) and isinstance(owner.value, cst.Name) and owner.value.value == "self" \
+                        or isinstance(owner, cst.Name) and owner.value in self.loops and owner.value:
+                    found.add(el.attr.value)
+
+    module.visit(Visitor())
+    return frozenset(found)
 
 
 def _keyword_dict(node: cst.Call) -> bool:
