@@ -3428,6 +3428,12 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 fewer = [_fewer_ids(problem, spec) for spec in specs]
                 if fewer != specs:
                     reshaped.append(fewer)
+            if problem is not None and len(specs) > 1 and _PACKED_BATCH.search(problem):
+                # lengths drawn one per row of a time-major sequence (``pack_padded_sequence(embedded, lengths)``
+                # without batch_first: the batch is axis 1; AuCson/PyTorch-Batch-Attention-Seq2seq's EncoderRNN, its
+                # T x B ids given B=2 lengths, "Expected `len(lengths)` to be equal to batch_size, but got 2
+                # (batch_size=16)"): the lengths as many as that batch, each the sequence's whole length, next
+                reshaped += _time_major_lengths(problem, specs)
             if failure is not None and len(specs) > 1 and _IDS_FOR_FLOATS.search(problem):
                 # ids where a layer of float weights takes the argument ("mat1 and mat2 must have the same dtype, but
                 # got Long and Float"): the arguments that layer was given (else every one after the first, whose
@@ -3490,6 +3496,26 @@ _INDEX_WANTED = re.compile(r"one_hot is only applicable to index tensor|tensors 
 # an error of a tensor used as a mask that is not boolean (masked_fill, masked_select, where)
 _BOOL_WANTED = re.compile(r"only supports boolean masks|expected BoolTensor for mask|condition to be a boolean tensor|"
                           r"mask must be a bool|expected mask dtype to be Bool")
+
+
+# pack_padded_sequence's refusal of lengths that do not count its batch (axis 1 of a time-major sequence)
+_PACKED_BATCH = re.compile(r"Expected `len\(lengths\)` to be equal to batch_size, but got (\d+) \(batch_size=(\d+)\)")
+
+
+def _time_major_lengths(problem: str, specs: list[str]) -> list[list[str]]:
+    """The inputs with every lengths argument (a constant integer vector, ``2:int64:16:16``, of the size the error
+    says it had) counting the batch pack_padded_sequence read instead, each length the sequence's whole length: the
+    first input's axis 0 when its axis 1 is that batch (time-major ``T x B`` ids or ``T x B x F`` features). []
+    when the error does not say so or no argument fits."""
+    m = _PACKED_BATCH.search(problem)
+    dims = specs[0].split(":")[0].split("x") if specs and specs[0][:1].isdigit() else []
+    if m is None or len(dims) < 2 or dims[1] != m.group(2):
+        return []
+    got, batch, steps = m.group(1), m.group(2), dims[0]
+    lengths = [f"{batch}:int64:{steps}:{steps}" if re.fullmatch(rf"{got}:int\d+:(\d+):\1", spec) else spec
+               for spec in specs]
+    lengths[0] = specs[0]
+    return [lengths] if lengths != specs else []
 
 
 def _as_bool_mask(spec: str) -> str:
