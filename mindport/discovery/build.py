@@ -3390,6 +3390,15 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                                 int_facts) if failure is not None and len(specs) > 1 else None
             if split is not None:  # inputs joined on their last axis before a layer: widths adding up to its own
                 reshaped.append(split)
+            if problem is not None and len(specs) > 1 and _EINSUM_SIZES.search(problem):
+                # an einsum that meets another argument at a size the first one's axes set apart (a spatial-temporal
+                # graph convolution's ``einsum('nkctv,kvw->nctw', x, A)``: its partitions' adjacency guessed over the
+                # channels, 3 x 16 x 16, beside N x C x T x V frames of 32 joints: "subscript v has size 16 for
+                # operand 1 which does not broadcast with previously seen size 32"): every other argument with its
+                # axes of the one size at the other, next
+                had, wanted = _EINSUM_SIZES.search(problem).groups()
+                reshaped += [[*specs[:i], moved, *specs[i + 1:]] for i, spec in enumerate(specs[1:], 1)
+                             if (moved := _axes_at(spec, had, wanted)) != spec]
             culprits = getattr(failure, "mp_inputs", None) or set()
             if failure is not None:  # an argument joined after the first one's layers: the width the join leaves
                 reshaped += _late_join_hints(problem, specs, culprits)
@@ -3516,6 +3525,23 @@ def _time_major_lengths(problem: str, specs: list[str]) -> list[list[str]]:
                for spec in specs]
     lengths[0] = specs[0]
     return [lengths] if lengths != specs else []
+
+
+# einsum's refusal of an operand whose axis disagrees in size with the same subscript seen before
+_EINSUM_SIZES = re.compile(r"einsum\(\): subscript \w has size (\d+) for operand \d+ which does not broadcast with "
+                           r"previously seen size (\d+)")
+
+
+def _axes_at(spec: str, had: str, wanted: str) -> str:
+    """``spec`` (a shape with a dtype) with every axis after the first of size ``had`` at ``wanted`` (the first too
+    when it is the only one), within MAX_ELEMENTS; ``spec`` itself otherwise."""
+    shape, sep, rest = spec.partition(":")
+    if not re.fullmatch(r"\d+(x\d+)*", shape):
+        return spec
+    dims = shape.split("x")
+    moved = [wanted if d == had and (i or len(dims) == 1) else d for i, d in enumerate(dims)]
+    out = "x".join(moved) + sep + rest
+    return out if _elements(out) <= MAX_ELEMENTS else spec
 
 
 def _as_bool_mask(spec: str) -> str:
