@@ -3390,6 +3390,15 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                                 int_facts) if failure is not None and len(specs) > 1 else None
             if split is not None:  # inputs joined on their last axis before a layer: widths adding up to its own
                 reshaped.append(split)
+            if problem is not None and len(specs) > 1 and _EINSUM_SIZES.search(problem):
+                # an einsum that meets another argument at a size the first one's axes set apart (a spatial-temporal
+                # graph convolution's ``einsum('nkctv,kvw->nctw', x, A)``: its partitions' adjacency guessed over the
+                # channels, 3 x 16 x 16, beside N x C x T x V frames of 32 joints: "subscript v has size 16 for
+                # operand 1 which does not broadcast with previously seen size 32"): every other argument with its
+                # axes of the one size at the other, next
+                had, wanted = _EINSUM_SIZES.search(problem).groups()
+                reshaped += [[*specs[:i], moved, *specs[i + 1:]] for i, spec in enumerate(specs[1:], 1)
+                             if (moved := _axes_at(spec, had, wanted)) != spec]
             culprits = getattr(failure, "mp_inputs", None) or set()
             if failure is not None:  # an argument joined after the first one's layers: the width the join leaves
                 reshaped += _late_join_hints(problem, specs, culprits)
@@ -3428,6 +3437,12 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 fewer = [_fewer_ids(problem, spec) for spec in specs]
                 if fewer != specs:
                     reshaped.append(fewer)
+            if problem is not None and len(specs) > 1 and _PACKED_BATCH.search(problem):
+                # lengths drawn one per row of a time-major sequence (``pack_padded_sequence(embedded, lengths)``
+                # without batch_first: the batch is axis 1; AuCson/PyTorch-Batch-Attention-Seq2seq's EncoderRNN, its
+                # T x B ids given B=2 lengths, "Expected `len(lengths)` to be equal to batch_size, but got 2
+                # (batch_size=16)"): the lengths as many as that batch, each the sequence's whole length, next
+                reshaped += _time_major_lengths(problem, specs)
             if failure is not None and len(specs) > 1 and _IDS_FOR_FLOATS.search(problem):
                 # ids where a layer of float weights takes the argument ("mat1 and mat2 must have the same dtype, but
                 # got Long and Float"): the arguments that layer was given (else every one after the first, whose
@@ -3490,6 +3505,43 @@ _INDEX_WANTED = re.compile(r"one_hot is only applicable to index tensor|tensors 
 # an error of a tensor used as a mask that is not boolean (masked_fill, masked_select, where)
 _BOOL_WANTED = re.compile(r"only supports boolean masks|expected BoolTensor for mask|condition to be a boolean tensor|"
                           r"mask must be a bool|expected mask dtype to be Bool")
+
+
+# pack_padded_sequence's refusal of lengths that do not count its batch (axis 1 of a time-major sequence)
+_PACKED_BATCH = re.compile(r"Expected `len\(lengths\)` to be equal to batch_size, but got (\d+) \(batch_size=(\d+)\)")
+
+
+def _time_major_lengths(problem: str, specs: list[str]) -> list[list[str]]:
+    """The inputs with every lengths argument (a constant integer vector, ``2:int64:16:16``, of the size the error
+    says it had) counting the batch pack_padded_sequence read instead, each length the sequence's whole length: the
+    first input's axis 0 when its axis 1 is that batch (time-major ``T x B`` ids or ``T x B x F`` features). []
+    when the error does not say so or no argument fits."""
+    m = _PACKED_BATCH.search(problem)
+    dims = specs[0].split(":")[0].split("x") if specs and specs[0][:1].isdigit() else []
+    if m is None or len(dims) < 2 or dims[1] != m.group(2):
+        return []
+    got, batch, steps = m.group(1), m.group(2), dims[0]
+    lengths = [f"{batch}:int64:{steps}:{steps}" if re.fullmatch(rf"{got}:int\d+:(\d+):\1", spec) else spec
+               for spec in specs]
+    lengths[0] = specs[0]
+    return [lengths] if lengths != specs else []
+
+
+# einsum's refusal of an operand whose axis disagrees in size with the same subscript seen before
+_EINSUM_SIZES = re.compile(r"einsum\(\): subscript \w has size (\d+) for operand \d+ which does not broadcast with "
+                           r"previously seen size (\d+)")
+
+
+def _axes_at(spec: str, had: str, wanted: str) -> str:
+    """``spec`` (a shape with a dtype) with every axis after the first of size ``had`` at ``wanted`` (the first too
+    when it is the only one), within MAX_ELEMENTS; ``spec`` itself otherwise."""
+    shape, sep, rest = spec.partition(":")
+    if not re.fullmatch(r"\d+(x\d+)*", shape):
+        return spec
+    dims = shape.split("x")
+    moved = [wanted if d == had and (i or len(dims) == 1) else d for i, d in enumerate(dims)]
+    out = "x".join(moved) + sep + rest
+    return out if _elements(out) <= MAX_ELEMENTS else spec
 
 
 def _as_bool_mask(spec: str) -> str:
