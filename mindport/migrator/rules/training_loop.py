@@ -83,6 +83,7 @@ from mindport.migrator.rules.training_region import (RANDOM_DRAWS, Plan, Site, U
                                                       reads_before_writes, plan_block,
                                                       reads_writes, split_parallel)
 from mindport.migrator.rules.training_loop_analysis import (
+    _bound_only_elsewhere,
     _contains,
     _expr_call,
     _handle_subtree,
@@ -1161,6 +1162,68 @@ class TrainingLoopRule(Rule):
             """,
             note="A Trainer that keeps its loss on self (minGPT's): the attribute stored in an unpacking is the loss's binding; self is changed, not rebound (forward_fn neither takes nor returns it), and its other attributes stay apart (the zero_grad of self.model between the forward and the backward reads no forward result, so it runs before).",
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def perturb(model, x, y, kind, steps=3):
+                    x_adv = x.detach() + 0.01
+                    if kind == "sign":
+                        for _ in range(steps):
+                            x_adv.requires_grad_()
+                            loss = ((model(x_adv) - y) ** 2).sum()
+                            grad = torch.autograd.grad(loss, [x_adv])[0]
+                            x_adv = x_adv.detach() + 0.05 * torch.sign(grad)
+                    else:
+                        delta = torch.zeros_like(x, requires_grad=True)
+                        opt_delta = torch.optim.SGD([delta], lr=0.05)
+                        for _ in range(steps):
+                            opt_delta.zero_grad()
+                            loss = -((model(x + delta) - y) ** 2).sum()
+                            loss.backward()
+                            opt_delta.step()
+                        x_adv = (x + delta).detach()
+                    return x_adv
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def perturb(model, x, y, kind, steps=3):
+                    x_adv = ops.stop_gradient(x) + 0.01
+                    if kind == "sign":
+                        mp_train.train_mode(model)
+                        for _ in range(steps):
+                            x_adv = mp_inplace.requires_grad_(x_adv)
+                            def forward_fn(x_adv):
+                                loss = mp_math.sum(((model(x_adv) - y) ** 2))
+                                return loss
+                            grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(model), leaves=1)
+                            loss, grads = grad_fn(x_adv)
+                            grad = mp_train.grads_for(grads, [x_adv])[0]
+                            x_adv = ops.stop_gradient(x_adv) + 0.05 * ops.sign(grad)
+                    else:
+                        delta = ms.Parameter(ops.zeros_like(x), name='delta')
+                        opt_delta = ms_optim.SGD([delta], lr=0.05)
+                        def forward_fn():
+                            loss = -mp_math.sum(((model(x + delta) - y) ** 2))
+                            return loss
+                        grad_fn = ms.value_and_grad(forward_fn, None, opt_delta.parameters)
+                        mp_train.train_mode(model)
+                        for _ in range(steps):
+                            loss, grads = grad_fn()
+                            opt_delta(grads)
+                        x_adv = ops.stop_gradient((x + delta))
+                    return x_adv
+            """,
+            note="TRADES' attack: the sign step differentiates the input only; the optimizer the other branch of the if makes (opt_delta) is not one of its weight sources (naming it there was an UnboundLocalError when that branch had not run).",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -2182,6 +2245,7 @@ class TrainingLoopRule(Rule):
         # `self.optimizer.step()` in a class's method is no optimizer of a module-level loop (one after a Trainer
         # class named `self.optimizer`: NameError); a function's, closures included, may read an enclosing `self`
         binds_self = not isinstance(scope_node, cst.Module)
+        outer = self._outer_loops.get(id(self.scope)) if self._loops[-1] else None  # the loop holding the step
         for call in _all_calls(scope_node) if scope_node is not None else ():
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("step", "zero_grad"):
                 receiver = dotted_name(call.func.value)
@@ -2189,7 +2253,8 @@ class TrainingLoopRule(Rule):
                     continue
                 if receiver and "sched" not in receiver.lower() and receiver not in self.scalers \
                         and self.scope.resolve_dotted(receiver) is None and not self._bound_later(receiver) \
-                        and receiver not in later:
+                        and receiver not in later and not (outer is not None and "." not in receiver
+                                                           and _bound_only_elsewhere(scope_node, outer, receiver)):
                     found.append(receiver)
         for stmt in stmts:
             for call in _all_calls(stmt):
@@ -2808,7 +2873,12 @@ def _reads_grad(node) -> bool:
 
 def _makes_leaf(value, scope) -> bool:
     """``torch.randn(..., requires_grad=True)``, ``x.clone().requires_grad_()``, ``Variable(x, requires_grad=True)``,
-    ``nn.Parameter(t)`` assigned to a name: a tensor torch differentiates with no optimizer needed."""
+    ``nn.Parameter(t)`` assigned to a name: a tensor torch differentiates with no optimizer needed. A container
+    display of them (``model = [nn.Parameter(torch.randn(2, 2, requires_grad=True))]``, handed whole to an optimizer
+    as ildoonet's warmup demo does) is a list, not a leaf: wrapping it in one Parameter was MindSpore's TypeError."""
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp,
+                          cst.GeneratorExp)):
+        return False
     for call in _all_calls(value):
         if any(a.keyword is not None and a.keyword.value == "requires_grad" and code_of(a.value).strip() == "True"
                for a in call.args):
