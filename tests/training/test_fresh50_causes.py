@@ -103,3 +103,61 @@ def test_a_list_of_leaves_handed_to_an_optimizer_stays_a_list(tmp_path):
     assert len(t) == len(m) == 5
     np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)
     assert t[-1][0] < t[0][0]
+
+
+# locuslab/fast_adversarial's MNIST script writes a one-cycle rate by hand each batch with
+# ``opt.param_groups[0].update(lr=lr)``. A MindSpore optimizer's group holds its ``lr`` as a Parameter its scheduler
+# writes in place; ``dict.update`` rebinds the entry to a float. The optimizer reads the new value (the locuslab
+# script's curve did not change with this fix), but a scheduler stepping afterwards writes the old Parameter: lost
+# (this fixture before the fix: the port's rate stays 0.2 where torch's StepLR halves it to 0.1, 0.05, 0.025, and the
+# loss is 1.3e-2 off by the sixth step). Class: ``update`` (keywords or a mapping) on an optimizer's param group
+# (``X.param_groups[i]`` or a loop target over ``X.param_groups``) stores each key as ``group[key] = v`` does
+# (set_group): mindport.runtime.optim.update_group.
+GROUP_UPDATE = '''
+import torch
+
+model = torch.nn.Linear(3, 1)
+with torch.no_grad():
+    model.weight.copy_(torch.tensor([[0.3, -0.2, 0.1]]))
+    model.bias.fill_(0.05)
+opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.5)
+sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+x = torch.linspace(-1, 1, 12).reshape(4, 3)
+y = torch.tensor([[1.0], [0.0], [-1.0], [0.5]])
+for step in range(8):
+    if step == 3:
+        opt.param_groups[0].update(lr=0.2)
+    if step == 6:
+        for g in opt.param_groups:
+            g.update({"lr": 0.08})
+    opt.zero_grad()
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+    sched.step()
+    print("step", loss.item(), opt.param_groups[0]["lr"])
+'''
+
+
+def test_a_param_group_updated_with_dict_update_keeps_its_scheduler(tmp_path):
+    t, m, code = _convert_and_run(tmp_path, GROUP_UPDATE)
+    assert code.count("update_group(") == 2, code
+    assert len(t) == len(m) == 8
+    np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)
+    assert [r[1] for r in t][3:] == [0.1, 0.1, 0.05, 0.08, 0.04]  # torch: the hand-set 0.2 halved twice, 0.08 once
+
+
+# Met while writing the fixture above (TRADES' trades_loss resets the optimizer inside the forward, and its train()
+# resets it too): a loop whose only zero_grad() is in a function of the file it calls, handed the optimizer, was taken
+# for a loop with no reset at all, and the port summed every step's gradients (accum_grads) where torch's .grad held
+# one step's (5.7e1 relative by the third step). Class: a call handing an optimizer to a module-level function that
+# calls zero_grad() on that parameter is a reset; such a loop goes to the general backward region, which keeps .grad.
+HELPER_RESETS = BRANCH_OPTIMIZER.replace("        optimizer.zero_grad()\n        loss = attack(", "        loss = attack(")
+
+
+def test_a_loop_whose_helper_resets_the_gradients_does_not_sum_them(tmp_path):
+    assert HELPER_RESETS != BRANCH_OPTIMIZER
+    t, m, code = _convert_and_run(tmp_path, HELPER_RESETS)
+    assert "accum_grads" not in code, code
+    assert len(t) == len(m) == 6
+    np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)

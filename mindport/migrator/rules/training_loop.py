@@ -1428,10 +1428,14 @@ class TrainingLoopRule(Rule):
                 or not isinstance(target.slice[0].slice.value, cst.SimpleString):
             return None
         group = target.value
-        if isinstance(group, cst.Name) and group.value in self._group_names or isinstance(group, cst.Subscript) \
-                and isinstance(group.value, cst.Attribute) and group.value.attr.value == "param_groups":
+        if self._is_group(group):
             return group, code_of(target.slice[0].slice.value)
         return None
+
+    def _is_group(self, group) -> bool:
+        """``g`` (a loop target over ``X.param_groups``) or ``X.param_groups[i]``: one of an optimizer's groups."""
+        return isinstance(group, cst.Name) and group.value in self._group_names or isinstance(group, cst.Subscript) \
+            and isinstance(group.value, cst.Attribute) and group.value.attr.value == "param_groups"
 
     def _set_group(self, updated_target, value: str):
         """``group[key] = value`` -> ``mindport.runtime.optim.set_group(group, key, value)``: a group's lr Parameter
@@ -1543,6 +1547,14 @@ class TrainingLoopRule(Rule):
         # loss.backward() outside a loop the opt(grads) rewrite takes: the general backward region's, placed when its
         # block is left (leave_IndentedBlock); .grad's readers follow torch's .grad (mindport.runtime.training)
         func = original_node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "update" and self._is_group(func.value) \
+                and isinstance(updated_node.func, cst.Attribute) and updated_node.func.attr.value == "update":
+            # group.update(lr=v) on an optimizer's param group: each key stored as group[key] = v is (set_group)
+            self.ctx.handled.add(id(original_node))
+            self.ctx.converted_sites += 1
+            optim = self.ctx.alias_for("mindport.runtime.optim")
+            return cst.Call(func=parse_expression(f"{optim}.update_group"),
+                            args=[cst.Arg(updated_node.func.value), *updated_node.args])
         if id(original_node) in self.ctx.handled:
             return updated_node
         gradient_api = self._gradient_api(original_node, updated_node)
