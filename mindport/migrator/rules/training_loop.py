@@ -1262,6 +1262,8 @@ class TrainingLoopRule(Rule):
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
         self._functions: set[str] = set()  # functions the file defines (no model: no set_train)
+        # module-level functions -> (positions, names) of the parameters they call zero_grad() on
+        self._resetting: dict[str, tuple[set[int], set[str]]] = {}
         self._def_params: dict[int, set[str]] = {}  # id(function body) -> the function's parameter names
         self._own_backward = False  # a class of the file defines a backward method of its own (a flow's inverse)
         # module-level functions -> the module names they read (through the file's other functions too), and the
@@ -1397,6 +1399,7 @@ class TrainingLoopRule(Rule):
         self.optimizers.update(r for r, m in methods.items() if {"zero_grad", "step"} <= m
                                and "sched" not in r.lower() and r not in self.scalers)
         self._functions.update(f.name.value for f in all_nodes(node, cst.FunctionDef))
+        self._resetting = _resetting_functions(node)
         self._function_globals = _function_globals(node)
         self._own_backward = _defines_backward_method(node)
         made = {n for a in all_nodes(node, cst.Assign) if _makes_leaf(a.value, self.scope)
@@ -2494,6 +2497,9 @@ class TrainingLoopRule(Rule):
         self._grads_read_elsewhere(body, start, rest, optimizers)
         never_reset = False
         accumulate = any(isinstance(s, cst.If) and self._has_step(s, optimizers) for s in rest)
+        if not accumulate and not resets and self._resets_through_helper(loop, optimizers):
+            # attack(model, x, y, optimizer) calling optimizer.zero_grad() inside: torch resets .grad there, each step
+            raise _Unfit("a function the loop calls resets the optimizer's gradients (zero_grad() in its body)")
         if not accumulate and not resets:
             # no zero_grad(): torch adds each iteration's gradients into .grad, and every step applies the sum
             if self._loop_targets:
@@ -2598,6 +2604,22 @@ class TrainingLoopRule(Rule):
         if never_reset:
             self._never_reset.add(key)
         return loop.with_changes(body=loop.body.with_changes(body=new_body)), prelude
+
+    def _resets_through_helper(self, loop, optimizers: set[str]) -> bool:
+        """Does the loop call a module-level function of the file, handing it an optimizer (by name, positionally or
+        by keyword) whose parameter that function calls ``zero_grad()`` on? (TRADES' ``trades_loss(model, ...,
+        optimizer=optimizer)`` resets the gradients inside the forward.) Without a ``zero_grad()`` of its own the
+        loop would be taken for one summing every step's gradients."""
+        for call in _own_calls(loop):
+            if not isinstance(call.func, cst.Name) or call.func.value not in self._resetting:
+                continue
+            positions, names = self._resetting[call.func.value]
+            for i, arg in enumerate(call.args):
+                handed = dotted_name(arg.value)
+                if handed in optimizers and (arg.keyword is None and i in positions
+                                             or arg.keyword is not None and arg.keyword.value in names):
+                    return True
+        return False
 
     def _grads_read_elsewhere(self, body: list, start: int, rest: list, optimizers: set[str]) -> None:
         """The rewrite keeps the gradients in ``grads``/``accum_grads`` and drops ``zero_grad()`` where it stands at
@@ -2881,6 +2903,20 @@ def _reads_grad(node) -> bool:
 
     walk(node, _Walk())
     return _Walk.found
+
+
+def _resetting_functions(module: cst.Module) -> dict[str, tuple[set[int], set[str]]]:
+    """Module-level functions whose body calls ``<param>.zero_grad()`` on one of their parameters: name -> (the
+    positions, the names of those parameters)."""
+    out = {}
+    for fn in module.body:
+        if not isinstance(fn, cst.FunctionDef):
+            continue
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        reset = {_receiver_name(c) for c in _all_calls(fn.body) if method_call(c, "zero_grad") is not None}
+        if hit := reset & set(params):
+            out[fn.name.value] = ({i for i, p in enumerate(params) if p in hit}, hit)
+    return out
 
 
 def _makes_leaf(value, scope) -> bool:
