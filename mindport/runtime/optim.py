@@ -26,7 +26,7 @@ from mindspore.experimental.optim.lr_scheduler import LRScheduler as _LRSchedule
 from mindspore.experimental.optim.lr_scheduler import MultiStepLR as _MultiStepLR
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
-__all__ = ["Adam", "OneCycleLR", "Optimizer", "SGD", "live_gradients", "set_grads", "distinct_names", "load_state_dict", "set_group", "state_dict"]
+__all__ = ["Adam", "OneCycleLR", "Optimizer", "SGD", "live_gradients", "set_grads", "distinct_names", "load_state_dict", "set_group", "state_dict", "update_group"]
 
 
 class Adam(_AdamW):
@@ -435,6 +435,15 @@ def set_group(group, key, value) -> None:
         _assign_value(current, _plain_value(value))
         return
     group[key] = value
+
+
+def update_group(group, *args, **kwargs) -> None:
+    """``group.update(lr=v)`` / ``group.update({'lr': v})`` on one of an optimizer's ``param_groups``: each key stored
+    as ``set_group`` stores it. A MindSpore optimizer reads its rate from the group's ``lr`` Parameter it holds
+    (``self.lrs``); ``dict.update`` rebound the group's entry and the optimizer kept stepping at the first rate
+    (locuslab/fast_adversarial's one-cycle by hand, ``opt.param_groups[0].update(lr=lr)`` per batch)."""
+    for key, value in dict(*args, **kwargs).items():
+        set_group(group, key, value)
 
 
 def _plain_value(value):

@@ -83,6 +83,7 @@ from mindport.migrator.rules.training_region import (RANDOM_DRAWS, Plan, Site, U
                                                       reads_before_writes, plan_block,
                                                       reads_writes, split_parallel)
 from mindport.migrator.rules.training_loop_analysis import (
+    _bound_only_elsewhere,
     _contains,
     _expr_call,
     _handle_subtree,
@@ -1161,6 +1162,68 @@ class TrainingLoopRule(Rule):
             """,
             note="A Trainer that keeps its loss on self (minGPT's): the attribute stored in an unpacking is the loss's binding; self is changed, not rebound (forward_fn neither takes nor returns it), and its other attributes stay apart (the zero_grad of self.model between the forward and the backward reads no forward result, so it runs before).",
         ),
+        Example(
+            before="""
+                import torch
+
+
+                def perturb(model, x, y, kind, steps=3):
+                    x_adv = x.detach() + 0.01
+                    if kind == "sign":
+                        for _ in range(steps):
+                            x_adv.requires_grad_()
+                            loss = ((model(x_adv) - y) ** 2).sum()
+                            grad = torch.autograd.grad(loss, [x_adv])[0]
+                            x_adv = x_adv.detach() + 0.05 * torch.sign(grad)
+                    else:
+                        delta = torch.zeros_like(x, requires_grad=True)
+                        opt_delta = torch.optim.SGD([delta], lr=0.05)
+                        for _ in range(steps):
+                            opt_delta.zero_grad()
+                            loss = -((model(x + delta) - y) ** 2).sum()
+                            loss.backward()
+                            opt_delta.step()
+                        x_adv = (x + delta).detach()
+                    return x_adv
+            """,
+            after="""
+                import mindspore as ms
+                from mindspore import ops
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def perturb(model, x, y, kind, steps=3):
+                    x_adv = ops.stop_gradient(x) + 0.01
+                    if kind == "sign":
+                        mp_train.train_mode(model)
+                        for _ in range(steps):
+                            x_adv = mp_inplace.requires_grad_(x_adv)
+                            def forward_fn(x_adv):
+                                loss = mp_math.sum(((model(x_adv) - y) ** 2))
+                                return loss
+                            grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(model), leaves=1)
+                            loss, grads = grad_fn(x_adv)
+                            grad = mp_train.grads_for(grads, [x_adv])[0]
+                            x_adv = ops.stop_gradient(x_adv) + 0.05 * ops.sign(grad)
+                    else:
+                        delta = ms.Parameter(ops.zeros_like(x), name='delta')
+                        opt_delta = ms_optim.SGD([delta], lr=0.05)
+                        def forward_fn():
+                            loss = -mp_math.sum(((model(x + delta) - y) ** 2))
+                            return loss
+                        grad_fn = ms.value_and_grad(forward_fn, None, opt_delta.parameters)
+                        mp_train.train_mode(model)
+                        for _ in range(steps):
+                            loss, grads = grad_fn()
+                            opt_delta(grads)
+                        x_adv = ops.stop_gradient((x + delta))
+                    return x_adv
+            """,
+            note="TRADES' attack: the sign step differentiates the input only; the optimizer the other branch of the if makes (opt_delta) is not one of its weight sources (naming it there was an UnboundLocalError when that branch had not run).",
+        ),
     )
 
     def __init__(self, ctx) -> None:
@@ -1199,6 +1262,8 @@ class TrainingLoopRule(Rule):
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
         self._functions: set[str] = set()  # functions the file defines (no model: no set_train)
+        # module-level functions -> (positions, names) of the parameters they call zero_grad() on
+        self._resetting: dict[str, tuple[set[int], set[str]]] = {}
         self._def_params: dict[int, set[str]] = {}  # id(function body) -> the function's parameter names
         self._own_backward = False  # a class of the file defines a backward method of its own (a flow's inverse)
         # module-level functions -> the module names they read (through the file's other functions too), and the
@@ -1334,6 +1399,7 @@ class TrainingLoopRule(Rule):
         self.optimizers.update(r for r, m in methods.items() if {"zero_grad", "step"} <= m
                                and "sched" not in r.lower() and r not in self.scalers)
         self._functions.update(f.name.value for f in all_nodes(node, cst.FunctionDef))
+        self._resetting = _resetting_functions(node)
         self._function_globals = _function_globals(node)
         self._own_backward = _defines_backward_method(node)
         made = {n for a in all_nodes(node, cst.Assign) if _makes_leaf(a.value, self.scope)
@@ -1365,10 +1431,14 @@ class TrainingLoopRule(Rule):
                 or not isinstance(target.slice[0].slice.value, cst.SimpleString):
             return None
         group = target.value
-        if isinstance(group, cst.Name) and group.value in self._group_names or isinstance(group, cst.Subscript) \
-                and isinstance(group.value, cst.Attribute) and group.value.attr.value == "param_groups":
+        if self._is_group(group):
             return group, code_of(target.slice[0].slice.value)
         return None
+
+    def _is_group(self, group) -> bool:
+        """``g`` (a loop target over ``X.param_groups``) or ``X.param_groups[i]``: one of an optimizer's groups."""
+        return isinstance(group, cst.Name) and group.value in self._group_names or isinstance(group, cst.Subscript) \
+            and isinstance(group.value, cst.Attribute) and group.value.attr.value == "param_groups"
 
     def _set_group(self, updated_target, value: str):
         """``group[key] = value`` -> ``mindport.runtime.optim.set_group(group, key, value)``: a group's lr Parameter
@@ -1480,6 +1550,14 @@ class TrainingLoopRule(Rule):
         # loss.backward() outside a loop the opt(grads) rewrite takes: the general backward region's, placed when its
         # block is left (leave_IndentedBlock); .grad's readers follow torch's .grad (mindport.runtime.training)
         func = original_node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "update" and self._is_group(func.value) \
+                and isinstance(updated_node.func, cst.Attribute) and updated_node.func.attr.value == "update":
+            # group.update(lr=v) on an optimizer's param group: each key stored as group[key] = v is (set_group)
+            self.ctx.handled.add(id(original_node))
+            self.ctx.converted_sites += 1
+            optim = self.ctx.alias_for("mindport.runtime.optim")
+            return cst.Call(func=parse_expression(f"{optim}.update_group"),
+                            args=[cst.Arg(updated_node.func.value), *updated_node.args])
         if id(original_node) in self.ctx.handled:
             return updated_node
         gradient_api = self._gradient_api(original_node, updated_node)
@@ -2182,6 +2260,7 @@ class TrainingLoopRule(Rule):
         # `self.optimizer.step()` in a class's method is no optimizer of a module-level loop (one after a Trainer
         # class named `self.optimizer`: NameError); a function's, closures included, may read an enclosing `self`
         binds_self = not isinstance(scope_node, cst.Module)
+        outer = self._outer_loops.get(id(self.scope)) if self._loops[-1] else None  # the loop holding the step
         for call in _all_calls(scope_node) if scope_node is not None else ():
             if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("step", "zero_grad"):
                 receiver = dotted_name(call.func.value)
@@ -2189,7 +2268,8 @@ class TrainingLoopRule(Rule):
                     continue
                 if receiver and "sched" not in receiver.lower() and receiver not in self.scalers \
                         and self.scope.resolve_dotted(receiver) is None and not self._bound_later(receiver) \
-                        and receiver not in later:
+                        and receiver not in later and not (outer is not None and "." not in receiver
+                                                           and _bound_only_elsewhere(scope_node, outer, receiver)):
                     found.append(receiver)
         for stmt in stmts:
             for call in _all_calls(stmt):
@@ -2417,6 +2497,9 @@ class TrainingLoopRule(Rule):
         self._grads_read_elsewhere(body, start, rest, optimizers)
         never_reset = False
         accumulate = any(isinstance(s, cst.If) and self._has_step(s, optimizers) for s in rest)
+        if not accumulate and not resets and self._resets_through_helper(loop, optimizers):
+            # attack(model, x, y, optimizer) calling optimizer.zero_grad() inside: torch resets .grad there, each step
+            raise _Unfit("a function the loop calls resets the optimizer's gradients (zero_grad() in its body)")
         if not accumulate and not resets:
             # no zero_grad(): torch adds each iteration's gradients into .grad, and every step applies the sum
             if self._loop_targets:
@@ -2521,6 +2604,22 @@ class TrainingLoopRule(Rule):
         if never_reset:
             self._never_reset.add(key)
         return loop.with_changes(body=loop.body.with_changes(body=new_body)), prelude
+
+    def _resets_through_helper(self, loop, optimizers: set[str]) -> bool:
+        """Does the loop call a module-level function of the file, handing it an optimizer (by name, positionally or
+        by keyword) whose parameter that function calls ``zero_grad()`` on? (TRADES' ``trades_loss(model, ...,
+        optimizer=optimizer)`` resets the gradients inside the forward.) Without a ``zero_grad()`` of its own the
+        loop would be taken for one summing every step's gradients."""
+        for call in _own_calls(loop):
+            if not isinstance(call.func, cst.Name) or call.func.value not in self._resetting:
+                continue
+            positions, names = self._resetting[call.func.value]
+            for i, arg in enumerate(call.args):
+                handed = dotted_name(arg.value)
+                if handed in optimizers and (arg.keyword is None and i in positions
+                                             or arg.keyword is not None and arg.keyword.value in names):
+                    return True
+        return False
 
     def _grads_read_elsewhere(self, body: list, start: int, rest: list, optimizers: set[str]) -> None:
         """The rewrite keeps the gradients in ``grads``/``accum_grads`` and drops ``zero_grad()`` where it stands at
@@ -2806,9 +2905,28 @@ def _reads_grad(node) -> bool:
     return _Walk.found
 
 
+def _resetting_functions(module: cst.Module) -> dict[str, tuple[set[int], set[str]]]:
+    """Module-level functions whose body calls ``<param>.zero_grad()`` on one of their parameters: name -> (the
+    positions, the names of those parameters)."""
+    out = {}
+    for fn in module.body:
+        if not isinstance(fn, cst.FunctionDef):
+            continue
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        reset = {_receiver_name(c) for c in _all_calls(fn.body) if method_call(c, "zero_grad") is not None}
+        if hit := reset & set(params):
+            out[fn.name.value] = ({i for i, p in enumerate(params) if p in hit}, hit)
+    return out
+
+
 def _makes_leaf(value, scope) -> bool:
     """``torch.randn(..., requires_grad=True)``, ``x.clone().requires_grad_()``, ``Variable(x, requires_grad=True)``,
-    ``nn.Parameter(t)`` assigned to a name: a tensor torch differentiates with no optimizer needed."""
+    ``nn.Parameter(t)`` assigned to a name: a tensor torch differentiates with no optimizer needed. A container
+    display of them (``model = [nn.Parameter(torch.randn(2, 2, requires_grad=True))]``, handed whole to an optimizer
+    as ildoonet's warmup demo does) is a list, not a leaf: wrapping it in one Parameter was MindSpore's TypeError."""
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp,
+                          cst.GeneratorExp)):
+        return False
     for call in _all_calls(value):
         if any(a.keyword is not None and a.keyword.value == "requires_grad" and code_of(a.value).strip() == "True"
                for a in call.args):

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.migrator.native_facts import all_nodes
 from mindport.migrator.scopes import dotted_name
-from mindport.migrator.syntax import code_of, module_code
+from mindport.migrator.syntax import code_of, module_code, target_names
 from mindport.migrator.walk import walk
 
 
@@ -156,3 +157,42 @@ def _contains(tree: cst.CSTNode, target: cst.CSTNode) -> bool:
     if tree is target:
         return True
     return any(_contains(child, target) for child in tree.children)
+
+
+def _path_to(tree: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
+    """The nodes from ``tree`` down to ``target`` (both included), or None when ``target`` is not in ``tree``."""
+    if tree is target:
+        return [tree]
+    for child in tree.children:
+        if (path := _path_to(child, target)) is not None:
+            return [tree, *path]
+    return None
+
+
+def _bound_only_elsewhere(scope: cst.CSTNode, anchor: cst.CSTNode, name: str) -> bool:
+    """Is every binding of ``name`` in ``scope`` (an assignment to it) in a branch of an ``if`` other than the one
+    holding ``anchor``, with no loop around that ``if`` inside the scope (an earlier turn could have bound it)? Then
+    the name is never bound where ``anchor`` runs. TRADES' ``trades_loss`` makes ``optimizer_delta`` in its ``l_2``
+    branch only; the ``l_inf`` branch's step must not name it (UnboundLocalError). False when nothing binds it (a
+    parameter, a global) or a binding may reach the anchor."""
+    at = _path_to(scope, anchor)
+    if at is None:
+        return False
+    bindings = [a for a in all_nodes(scope, cst.Assign) if any(name in target_names(t.target) for t in a.targets)]
+    if not bindings:
+        return False
+    for binding in bindings:
+        path = _path_to(scope, binding)
+        if path is None:
+            return False
+        common = 0
+        while common < min(len(path), len(at)) and path[common] is at[common]:
+            common += 1
+        fork = path[common - 1]
+        if not isinstance(fork, cst.If) or common >= len(path) or common >= len(at) \
+                or any(isinstance(n, (cst.For, cst.While)) for n in at[1:common]):
+            return False
+        if (path[common] is fork.body) == (at[common] is fork.body) or path[common] is fork.test \
+                or at[common] is fork.test:
+            return False
+    return True
