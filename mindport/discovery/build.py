@@ -3390,13 +3390,13 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                                 int_facts) if failure is not None and len(specs) > 1 else None
             if split is not None:  # inputs joined on their last axis before a layer: widths adding up to its own
                 reshaped.append(split)
-            if problem is not None and len(specs) > 1 and _EINSUM_SIZES.search(problem):
+            if problem is not None and len(specs) > 1 and (sizes := _EINSUM_SIZES.search(problem)):
                 # an einsum that meets another argument at a size the first one's axes set apart (a spatial-temporal
                 # graph convolution's ``einsum('nkctv,kvw->nctw', x, A)``: its partitions' adjacency guessed over the
                 # channels, 3 x 16 x 16, beside N x C x T x V frames of 32 joints: "subscript v has size 16 for
                 # operand 1 which does not broadcast with previously seen size 32"): every other argument with its
                 # axes of the one size at the other, next
-                had, wanted = _EINSUM_SIZES.search(problem).groups()
+                had, wanted = sizes.groups()
                 reshaped += [[*specs[:i], moved, *specs[i + 1:]] for i, spec in enumerate(specs[1:], 1)
                              if (moved := _axes_at(spec, had, wanted)) != spec]
             culprits = getattr(failure, "mp_inputs", None) or set()
@@ -3437,7 +3437,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 fewer = [_fewer_ids(problem, spec) for spec in specs]
                 if fewer != specs:
                     reshaped.append(fewer)
-            if problem is not None and len(specs) > 1 and _PACKED_BATCH.search(problem):
+            if problem is not None and len(specs) > 1:
                 # lengths drawn one per row of a time-major sequence (``pack_padded_sequence(embedded, lengths)``
                 # without batch_first: the batch is axis 1; AuCson/PyTorch-Batch-Attention-Seq2seq's EncoderRNN, its
                 # T x B ids given B=2 lengths, "Expected `len(lengths)` to be equal to batch_size, but got 2

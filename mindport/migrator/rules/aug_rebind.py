@@ -133,8 +133,7 @@ class AugAssignRebindTransform(GraphMethodRule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         super().visit_FunctionDef(node)
-        self._written.append(_item_written(node) | _detached_bound(node, self.scope.resolve_torch)
-                             if self.compiled else set())
+        self._written.append(_rebound_names(node, self.scope.resolve_torch) if self.compiled else set())
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._written.pop()
@@ -155,8 +154,9 @@ class AugAssignRebindTransform(GraphMethodRule):
                           cst.BinaryOperation(cst.Name(target.value), operator(), value))
 
 
-def _item_written(fn: cst.FunctionDef) -> set[str]:
-    """The names ``fn`` (not its nested functions) writes items of: ``x[...] = v``, ``x[...] += v``."""
+def _rebound_names(fn: cst.FunctionDef, resolve) -> set[str]:
+    """The names ``fn`` (not its nested functions) writes items of (``x[...] = v``, ``x[...] += v``) or binds to a
+    detached value or a tensor of literal data (:func:`_detached`): one walk for both reasons the rule rebinds."""
     names: set[str] = set()
 
     class Visitor(cst.CSTVisitor):
@@ -175,6 +175,11 @@ def _item_written(fn: cst.FunctionDef) -> set[str]:
         def visit_AugAssign(self, node: cst.AugAssign) -> None:
             self._take(node.target)
 
+        def visit_Assign(self, node: cst.Assign) -> None:
+            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+                    and _detached(node.value, resolve):
+                names.add(node.targets[0].target.value)
+
     walk(fn, Visitor())
     return names
 
@@ -185,41 +190,25 @@ _LITERAL_TENSORS = frozenset({"torch.tensor", "torch.Tensor", "torch.FloatTensor
 _SAME_TENSOR = frozenset({"cuda", "cpu", "to", "float", "double", "type", "contiguous", "requires_grad_"})
 
 
-def _detached_bound(fn: cst.FunctionDef, resolve) -> set[str]:
-    """The names ``fn`` (not its nested functions) binds to a detached value or a tensor of literal data: ``Variable(
-    t)``, ``t.detach()``, ``t.data``, ``torch.tensor([...])`` of a list, tuple or number display, seen through
-    ``.cuda()``/``.to(...)``/``.float()``... of such a value (:class:`AugAssignRebindTransform` says why)."""
-    names: set[str] = set()
-
-    def detached(expr) -> bool:
-        while True:
-            if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
-                return True
-            if not isinstance(expr, cst.Call):
-                return False
-            qual = resolve(expr.func)
-            if qual in _DETACHING:
-                return True
-            if qual in _LITERAL_TENSORS:
-                return bool(expr.args) and isinstance(expr.args[0].value, (cst.List, cst.Tuple, cst.Integer,
-                                                                           cst.Float, cst.UnaryOperation))
-            if not isinstance(expr.func, cst.Attribute):
-                return False
-            if expr.func.attr.value == "detach":
-                return True
-            if expr.func.attr.value not in _SAME_TENSOR:
-                return False
-            expr = expr.func.value
-
-    class Visitor(cst.CSTVisitor):
-        def on_visit(self, node) -> bool:
-            if node is not fn and isinstance(node, _NESTED):
-                return False
-            return super().on_visit(node)
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and detached(node.value):
-                names.add(node.targets[0].target.value)
-
-    walk(fn, Visitor())
-    return names
+def _detached(expr, resolve) -> bool:
+    """A detached value or a tensor of literal data: ``Variable(t)``, ``t.detach()``, ``t.data``,
+    ``torch.tensor([...])`` of a list, tuple or number display, seen through ``.cuda()``/``.to(...)``/``.float()``...
+    of such a value (:class:`AugAssignRebindTransform` says why)."""
+    while True:
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            return True
+        if not isinstance(expr, cst.Call):
+            return False
+        qual = resolve(expr.func)
+        if qual in _DETACHING:
+            return True
+        if qual in _LITERAL_TENSORS:
+            return bool(expr.args) and isinstance(expr.args[0].value, (cst.List, cst.Tuple, cst.Integer,
+                                                                       cst.Float, cst.UnaryOperation))
+        if not isinstance(expr.func, cst.Attribute):
+            return False
+        if expr.func.attr.value == "detach":
+            return True
+        if expr.func.attr.value not in _SAME_TENSOR:
+            return False
+        expr = expr.func.value

@@ -8,7 +8,7 @@ from mindport.migrator.imports import runtime_alias
 from mindport.migrator.project import VALUE_BASES
 from mindport.migrator.rules.base import Example, GraphMethodRule
 from mindport.migrator.scopes import NOT_TENSOR_KINDS, receiver_kind
-from mindport.migrator.syntax import last_name, on_self
+from mindport.migrator.syntax import code_of, last_name, on_self
 from mindport.migrator.walk import parse_expression, walk
 
 _RUNTIME = "mindport.runtime.graph_safe"
@@ -158,9 +158,9 @@ class GraphContainerTransform(GraphMethodRule):
                 cst.Arg(updated_node.value)]))
         if self.compiled:
             written = [e for e in _target_elements(original_node) if isinstance(e, cst.Attribute)
-                       and e.attr.value != "data" and _code(e.value) in getattr(self, "_called", ())]
+                       and e.attr.value != "data" and code_of(e.value) in getattr(self, "_called", ())]
             if written:
-                holder = _code(written[0].value)
+                holder = code_of(written[0].value)
                 attrs = ", ".join(f"{holder}.{e.attr.value}" for e in written)
                 self.remark(original_node, MP107,
                             f"{attrs} written here for the layer {holder} this method calls: a static graph "
@@ -233,16 +233,13 @@ class GraphContainerTransform(GraphMethodRule):
         return updated_node.with_changes(func=parse_expression(f"{runtime_alias(_RUNTIME)}.dict_copy"))
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
+def _elements(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """An assignment target's elements: ``a.H, a.W`` gives both, any other target itself."""
+    return [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
 
 
 def _target_elements(assign: cst.Assign) -> list[cst.BaseExpression]:
-    out = []
-    for t in assign.targets:
-        target = t.target
-        out.extend([e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target])
-    return out
+    return [e for t in assign.targets for e in _elements(t.target)]
 
 
 def _called_receivers(node: cst.FunctionDef) -> frozenset[str]:
@@ -257,7 +254,7 @@ def _called_receivers(node: cst.FunctionDef) -> frozenset[str]:
             if isinstance(func, cst.Name) and func.value not in ("self", "cls") \
                     or isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
                     and func.value.value == "self":
-                found.add(_code(func))
+                found.add(code_of(func))
 
     node.body.visit(Visitor())
     return frozenset(found)
@@ -291,8 +288,7 @@ def _tensor_attribute_writes(module: cst.Module) -> frozenset[str]:
             self.loops.pop()
 
         def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
-            t = target.target
-            for el in ([e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]):
+            for el in _elements(target.target):
                 if not isinstance(el, cst.Attribute) or el.attr.value in _TENSOR_OWN:
                     continue
                 owner = el.value
