@@ -48,6 +48,7 @@ from mindport.migrator.rules.locals_dict import LocalsDictTransform
 from mindport.migrator.rules.size_tuples import SizeTupleTransform
 from mindport.migrator.rules.packed_fields import PackedFieldTransform
 from mindport.migrator.rules.graph_containers import GraphContainerTransform
+from mindport.migrator.rules.sub_cell_arguments import SubCellArgumentTransform
 from mindport.migrator.rules.map_lambda import MapLambdaTransform
 from mindport.migrator.rules.module_class import ModuleClassTransform
 from mindport.migrator.rules.module_methods import ModuleMethodTransform
@@ -121,6 +122,7 @@ RULES = (
     UnboundNameTransform,         # a model method's line reading a name nothing binds -> raise NameError (GRAPH_MODE)
     MapLambdaTransform,           # map(lambda t: ..., xs) consumed at once -> [... for t in xs] (GRAPH_MODE)
     DictUnpackTransform,          # {**a, **b} in a function -> merged_dict(a, b) (GRAPH_MODE reads ** wrong)
+    SubCellArgumentTransform,     # blk.H = H before blk(x) -> blk(x, _mp_H=H), its construct reads _mp_H (GRAPH_MODE)
     GraphContainerTransform,      # dict(d) in a model method -> dict_copy(d); m = l then m.append: MP107 (GRAPH_MODE)
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
@@ -162,7 +164,7 @@ RULES = (
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, UnboundNameTransform, ListPopTransform, IterNextTransform,
                         ListExtendTransform,
                         ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
-                        PackedFieldTransform, GraphContainerTransform,
+                        PackedFieldTransform, GraphContainerTransform, SubCellArgumentTransform,
                         ComprehensionForsTransform, TryReraiseTransform, UnboundFallbackTransform, DisplayStatementTransform, PartialAttributeTransform, LocalDelTransform,
                         LoopElseTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
                         InertContextTransform, NamedTupleDictTransform,

@@ -57,11 +57,8 @@ class GraphContainerTransform(GraphMethodRule):
     per method and name: a graph sees a Parameter as a tensor without it and refuses to compile ("'Parameter' object
     has no attribute 'fast'"), and ``getattr(self.weight, 'fast', None)`` compiles but reads None whatever was set
     (measured on MindSpore 2.10, tests/converter/test_parameter_attribute50.py); PyNative runs it as torch does.
-    So is an attribute a model's method writes on a layer it then calls (FocalNet's ``blk.H, blk.W = H, W`` before
-    ``x = blk(x)``, the block reading ``self.H`` in its forward): a graph takes a sub-Cell's attributes as constants
-    of its compilation, and MindSpore 2.10 fails to compile the write ("Cast ... does not support this kernel data
-    type"); no rewrite is made (the block's other callers would need the same argument), the MP107 says to hand the
-    value as an argument (tests/converter/test_sub_cell_attribute50.py).
+    (An attribute a model's method writes on a layer it then calls, FocalNet's ``blk.H, blk.W = H, W``: the rule
+    SubCellArgumentTransform.)
 
     ``self.s.data = v`` (a Parameter's data replaced in a model's method: normflows' ActNorm initialises its scale
     from the first batch) is ``mp_framework.set_data(self.s, v)``: the same write in PyNative; in a graph, which has
@@ -128,7 +125,6 @@ class GraphContainerTransform(GraphMethodRule):
         super().visit_FunctionDef(node)
         if self.compiled and not outer:
             self._said_attrs: set[str] = set()  # the attributes set on a Parameter already said in this method
-            self._called = _called_receivers(node)
             aliases, sorts = _aliased(node)
             self._aliases.update(aliases)
             self._self_sorts |= sorts
@@ -156,18 +152,6 @@ class GraphContainerTransform(GraphMethodRule):
                 cst.Arg(updated_node.targets[0].target.value,
                         comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                 cst.Arg(updated_node.value)]))
-        if self.compiled:
-            written = [e for e in _target_elements(original_node) if isinstance(e, cst.Attribute)
-                       and e.attr.value != "data" and code_of(e.value) in getattr(self, "_called", ())]
-            if written:
-                holder = code_of(written[0].value)
-                attrs = ", ".join(f"{holder}.{e.attr.value}" for e in written)
-                self.remark(original_node, MP107,
-                            f"{attrs} written here for the layer {holder} this method calls: a static graph "
-                            f"(GRAPH_MODE) takes a sub-Cell's attributes as constants of its compilation and does not "
-                            f"hand this write to {holder}'s construct (MindSpore 2.10 fails to compile it: 'Cast "
-                            f"does not support this kernel data type'); PyNative runs it as torch does",
-                            f"hand the value to {holder}'s construct as an argument ({holder}(x, H, W))")
         names = self._aliases.get(id(original_node))
         if names is not None:
             self.remark(original_node, MP107,
@@ -236,28 +220,6 @@ class GraphContainerTransform(GraphMethodRule):
 def _elements(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     """An assignment target's elements: ``a.H, a.W`` gives both, any other target itself."""
     return [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
-
-
-def _target_elements(assign: cst.Assign) -> list[cst.BaseExpression]:
-    return [e for t in assign.targets for e in _elements(t.target)]
-
-
-def _called_receivers(node: cst.FunctionDef) -> frozenset[str]:
-    """The layers a method calls by a name or an attribute of self other than itself (``blk(x)``, ``self.block(x)``),
-    as written: the objects whose attributes a write then hands to a sub-Cell (FocalNet's ``blk.H, blk.W = H, W``
-    before ``x = blk(x)``)."""
-    found: set[str] = set()
-
-    class Visitor(cst.CSTVisitor):
-        def visit_Call(self, call: cst.Call) -> None:
-            func = call.func
-            if isinstance(func, cst.Name) and func.value not in ("self", "cls") \
-                    or isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
-                    and func.value.value == "self":
-                found.add(code_of(func))
-
-    node.body.visit(Visitor())
-    return frozenset(found)
 
 
 # a tensor's own attributes, which a graph reads (or which convert elsewhere): never a value set on a Parameter
