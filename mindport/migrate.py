@@ -369,7 +369,27 @@ def _prove_discovered(report: MigrationReport, src: Path, out: Path, *, models, 
                                observe=observed is not None),
         progress=model_progress, before_proof=observed,
         log_dir=out / LOGS_DIR / "models")
+    link_graph_warnings(report.models, report.conversion)
     say(progress, summary_line(report.models_summary))
+
+
+def link_graph_warnings(models: list[dict], conversion) -> None:
+    """A model whose GRAPH_MODE run failed or gave other numbers than PyNative gets the MP107 warnings the
+    conversion wrote in its file (``graph_warnings``: "path:line: message"; the error names the first): the sites the
+    converter knew a static graph reads otherwise, so the user starts there."""
+    if conversion is None:
+        return
+    said = {f.path: [d for d in f.diagnostics if d.code == "MP107"] for f in conversion.files}
+    for entry in models:
+        error = entry.get("error") or ""
+        if not (error.startswith("GRAPH_MODE failed") or error.startswith("GRAPH_MODE outputs differ")):
+            continue
+        warnings = said.get(entry["class"].rpartition(":")[0]) or []
+        if warnings:
+            path = entry["class"].rpartition(":")[0]
+            entry["graph_warnings"] = [f"{path}:{d.line}: {d.message}" for d in warnings]
+            more = f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else ""
+            entry["error"] = f"{error}; the conversion warned MP107 at {path}:{warnings[0].line}{more}"
 
 
 def _observed_summary(facts, out: Path) -> dict:
