@@ -2521,11 +2521,11 @@ _IDS_FOR_FLOATS = re.compile(r"must have the same dtype, but got (Long|Int) and 
 
 
 def _fewer_ids(problem: str, spec: str) -> str:
-    """``spec`` with its ids from a quarter of their range or below an index bound, or a float form from [0, 1)
-    (``_id_range_hint``), when the error is an embedding's "index out of range in self" or an index bound's; as it is
-    otherwise."""
+    """``spec`` with its ids from a quarter of their range or below an index bound (``_id_range_hint``), when it is
+    an integer tensor form and the error is an embedding's "index out of range in self" or an index bound's; as it is
+    otherwise (a float form too: beside ids, a float argument is the numbers a Linear reads)."""
     shape, _, rest = spec.partition(":")
-    if not re.fullmatch(r"\d+(x\d+)*", shape):
+    if not re.fullmatch(r"\d+(x\d+)*", shape) or not rest.startswith(("int", "uint")):
         return spec
     return (_id_range_hint(problem, [int(v) for v in shape.split("x")], rest) or [spec])[0]
 

@@ -147,3 +147,16 @@ def test_lengths_read_as_a_column_are_retried_so(proven):
     model = proven["words.py:WordDecoder"]
     assert model["status"] == "proven", model
     assert "x1:int" in model["inputs"][2], model["inputs"]
+
+
+def test_the_id_hints_read_the_index_bound_and_a_float_row():
+    from mindport.discovery.build import _fewer_ids, _id_range_hint
+
+    bound = "RuntimeError: index 11 is out of bounds for dimension 1 with size 10"
+    assert _fewer_ids(bound, "2:int64:0:160") == "2:int64:0:10"
+    assert _fewer_ids(bound, "2:int64:0:8") == "2:int64:0:8"  # already below the bound
+    assert _fewer_ids(bound, "2x160:float32") == "2x160:float32"
+    table = "IndexError: index out of range in self"
+    assert _id_range_hint(table, [2, 12], "float32") == ["2x12:float32:0:1"]
+    assert _id_range_hint("RuntimeError: other", [2, 12], "float32") == []
+    assert _id_range_hint(table, [2, 12], "float32:0:1") == []
