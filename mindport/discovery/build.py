@@ -1966,8 +1966,10 @@ def _layer_specs(first) -> list[str]:
         c = first.in_channels
         # 84 x 84: Atari frames (DQN-family heads flatten to 64 * 7 * 7); channels last (B x H x W x C, or a graph's
         # B x nodes x T x C permuted before the convolution: STGCN)
-        specs = [f"2x{c}x32x32:float32", f"2x{c}x64x64:float32", f"2x{c}x84x84:float32", f"1x{c}x224x224:float32",
-                 f"1x{c}x299x299:float32", f"2x16x32x{c}:float32"]
+        # 28 x 28 for one channel: the grayscale digit sets (MNIST, Fashion-MNIST, EMNIST), after 32 x 32 (a capsule
+        # network fixes its primary capsules at 32 * 6 * 6, what a 28 x 28 digit leaves: adambielski/CapsNet-pytorch)
+        specs = [f"2x{c}x32x32:float32", *([f"2x{c}x28x28:float32"] if c == 1 else []), f"2x{c}x64x64:float32",
+                 f"2x{c}x84x84:float32", f"1x{c}x224x224:float32", f"1x{c}x299x299:float32", f"2x16x32x{c}:float32"]
     elif isinstance(first, (nn.Conv3d, nn.ConvTranspose3d)):
         c = first.in_channels
         specs = [f"1x{c}x8x32x32:float32", f"1x{c}x16x64x64:float32", f"1x{c}x16x112x112:float32"]
@@ -2484,11 +2486,26 @@ def _built_axis_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     return [f"{dims[0]}x{c}x{met[2]}:{rest}" for c in channels]
 
 
+# an index past a size the error names (scatter, gather, indexing): "index 11 is out of bounds for dimension 1 with
+# size 10"
+_INDEX_BOUND = re.compile(r"index -?\d+ is out of bounds for dimension -?\d+ with size (\d+)")
+
+
 def _id_range_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     """Ids drawn from a quarter of their range, when an embedding found one out of its table ("index out of range in
     self"): the model shifted them first, by per-field offsets into one shared table (torchfm's ``x + offsets``, ids
-    of the last field drawn up to the table's size land past its end). [] for another error or a float input."""
+    of the last field drawn up to the table's size land past its end). Ids drawn below the size an index bound names
+    ("index 11 is out of bounds for dimension 1 with size 10": class ids scattered into a mask of n_classes columns,
+    CapsNet's reconstruction target drawn up to its other argument's width). A float input an embedding refused
+    (a row of counts read by a Linear and, cast with ``.long()``, by the tables: a factorization machine's one input,
+    drawn from a normal law, had negative values) drawn from [0, 1): every cast of it is row 0, a valid id. []
+    for another error or another input."""
+    bound = _INDEX_BOUND.search(problem)
+    if re.fullmatch(r"float\d+", rest) and "index out of range in self" in problem:
+        return ["x".join(map(str, dims)) + f":{rest}:0:1"]
     m = re.fullmatch(r"(int\d+):(-?\d+):(\d+)", rest)
+    if m is not None and bound is not None and int(m.group(2)) == 0 < int(bound.group(1)) < int(m.group(3)):
+        return ["x".join(map(str, dims)) + f":{m.group(1)}:0:{bound.group(1)}"]
     if m is None or "index out of range in self" not in problem:
         return []
     low, high = int(m.group(2)), int(m.group(3))
@@ -2504,10 +2521,11 @@ _IDS_FOR_FLOATS = re.compile(r"must have the same dtype, but got (Long|Int) and 
 
 
 def _fewer_ids(problem: str, spec: str) -> str:
-    """``spec`` with its ids from a quarter of their range (``_id_range_hint``), when it is an integer tensor form and
-    the error is an embedding's "index out of range in self"; as it is otherwise."""
+    """``spec`` with its ids from a quarter of their range or below an index bound (``_id_range_hint``), when it is
+    an integer tensor form and the error is an embedding's "index out of range in self" or an index bound's; as it is
+    otherwise (a float form too: beside ids, a float argument is the numbers a Linear reads)."""
     shape, _, rest = spec.partition(":")
-    if not re.fullmatch(r"\d+(x\d+)*", shape):
+    if not re.fullmatch(r"\d+(x\d+)*", shape) or not rest.startswith(("int", "uint")):
         return spec
     return (_id_range_hint(problem, [int(v) for v in shape.split("x")], rest) or [spec])[0]
 
@@ -3428,7 +3446,8 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 flags = [_as_bool_mask(spec) for spec in specs]
                 if flags != specs:
                     reshaped.append(flags)
-            if failure is not None and len(specs) > 1 and "index out of range in self" in problem:
+            if failure is not None and len(specs) > 1 and ("index out of range in self" in problem
+                                                           or _INDEX_BOUND.search(problem)):
                 # ids out of their table after the model shifted them (per-field offsets), beside another argument:
                 # each integer argument from a quarter of its range, next. The first one's own hint does the same
                 # (_id_range_hint), but with several arguments the hint budget is spent before this error is met
@@ -3443,6 +3462,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 # T x B ids given B=2 lengths, "Expected `len(lengths)` to be equal to batch_size, but got 2
                 # (batch_size=16)"): the lengths as many as that batch, each the sequence's whole length, next
                 reshaped += _time_major_lengths(problem, specs)
+                # lengths the forward reads as a column, one per row (``caption_lengths.squeeze(1).sort(...)``, the
+                # captioning decoders of Renovamen/Image-Captioning, their lengths B x 1): "Dimension out of range
+                # (expected to be in range of [-1, 0], but got 1)" of the 1-D lengths drawn; those lengths as B x 1
+                reshaped += _column_lengths(problem, specs)
             if failure is not None and len(specs) > 1 and _IDS_FOR_FLOATS.search(problem):
                 # ids where a layer of float weights takes the argument ("mat1 and mat2 must have the same dtype, but
                 # got Long and Float"): the arguments that layer was given (else every one after the first, whose
@@ -3525,6 +3548,21 @@ def _time_major_lengths(problem: str, specs: list[str]) -> list[list[str]]:
                for spec in specs]
     lengths[0] = specs[0]
     return [lengths] if lengths != specs else []
+
+
+# an axis 1 asked of a tensor of one axis (``lengths.squeeze(1)``, ``lengths[:, 0]``)
+_SECOND_AXIS_OF_VECTOR = re.compile(r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)")
+
+
+def _column_lengths(problem: str, specs: list[str]) -> list[list[str]]:
+    """The inputs with every lengths argument after the first (a constant integer vector, ``2:int64:16:16``) as a
+    column of one length per row (``2x1:int64:16:16``), when the error is an axis 1 asked of a vector. [] when it is
+    not or no argument fits."""
+    if not _SECOND_AXIS_OF_VECTOR.search(problem):
+        return []
+    columns = [specs[0], *(f"{m.group(1)}x1:{m.group(2)}" if (m := re.fullmatch(r"(\d+):(int\d+:(\d+):\3)", spec))
+                           else spec for spec in specs[1:])]
+    return [columns] if columns != specs else []
 
 
 # einsum's refusal of an operand whose axis disagrees in size with the same subscript seen before
