@@ -65,9 +65,14 @@ def test_a_bound_read_from_data_keeps_the_runtime():
 
         def margins(prods, y):
             return [torch.cat([prods[i, :yi], prods[i, yi + 1:]]) for i, yi in enumerate(y)], prods[:, ::2, ::2]
+
+
+        def table(df):
+            return df.iloc[:, ::2]
     """)
     code = convert_source(source).code
-    assert code.count("mp_tensor.sliced(") == 2 and "prods.swapaxes(1, -1)" in code, code
+    assert code.count("mp_tensor.sliced(") == 3 and "prods.swapaxes(1, -1)" in code, code
+    assert "mp_tensor.sliced(df.iloc, " in code, code  # no tensor, no name: its own subscript, at run time
 
 
 @pytest.mark.parametrize("mode", ["pynative", "graph"])

@@ -28,8 +28,8 @@ class SliceGuardTransform(Rule):
       ``torch.cat([prods[i, :yi], prods[i, yi+1:]])`` over the labels. A bound computed from a tensor's element
       is the visible sign that a slice may be empty (a size, a literal or a loop counter over ``range`` is not).
 
-    A stepped read whose items are slices, int literals, ``None`` and at most one ``...``, with no bound read from
-    data, is MindSpore's own subscripts (``_stepped_last``): the bounds with steps of 1 (``x[..., 1:, 1:]``), then
+    A stepped read of a name or of a tensor whose items are slices, int literals, ``None`` and at most one ``...``,
+    with no bound read from data, is MindSpore's own subscripts (``_stepped_last``): the bounds with steps of 1 (``x[..., 1:, 1:]``), then
     each stepped axis swapped to the last place, stepped after ``...`` and swapped back (``.swapaxes(-2, -1)[...,
     ::2].swapaxes(-2, -1)``), the two forms the kernels get right, in PyNative and GRAPH_MODE (torch takes positive
     steps only: bounds then step select what the stepped slice does). Any other guarded read goes through
@@ -194,7 +194,10 @@ class SliceGuardTransform(Rule):
         data_bound = any(self._data_bound(e.slice) for e in elements)
         if not (_needs_stepped_guard(elements) or data_bound):
             return updated_node
-        native = None if data_bound else _stepped_last(updated_node, elements)
+        # a name (a tensor or an array: both have swapaxes) or a tensor by its kind; another receiver (``df.iloc``,
+        # an object of unknown type) keeps the runtime's sliced, which hands anything but a tensor its own subscript
+        native = None if data_bound or not (isinstance(original_node.value, cst.Name) or receiver_kind(
+            original_node.value, self.scope) == "tensor") else _stepped_last(updated_node, elements)
         if native is not None:
             self.ctx.converted_sites += 1
             return native
