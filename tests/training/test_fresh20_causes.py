@@ -69,7 +69,9 @@ def test_stepped_slices_on_inner_axes_train_like_torch():
     t, m = _losses(STEPPED, "torch_stepped"), _losses(code, "ms_stepped")
     assert len(t) == 4 and [len(r) for r in m] == [len(r) for r in t], (t, m, code)
     np.testing.assert_allclose(np.concatenate(m), np.concatenate(t), rtol=2e-5, atol=1e-6)
-    assert code.count("mp_tensor.sliced(") == 4, code
+    # native51: the four stepped reads (literal bounds and steps) are MindSpore's own subscripts, each stepped axis
+    # taken in the last place (SliceGuardTransform._stepped_last); six stepped axes, four of them swapped there
+    assert "mp_tensor.sliced(" not in code and code.count("[..., ::") == 6 and code.count(".swapaxes(") == 8, code
     assert t[3][0] < t[0][0]
 
 

@@ -28,11 +28,16 @@ class SliceGuardTransform(Rule):
       ``torch.cat([prods[i, :yi], prods[i, yi+1:]])`` over the labels. A bound computed from a tensor's element
       is the visible sign that a slice may be empty (a size, a literal or a loop counter over ``range`` is not).
 
-    ``mindport.runtime.tensor.sliced`` decides at run time: an empty result is a constant of its shape (nothing
-    flows back through it, as torch's zero gradient), a stepped axis is taken by ``ops.gather`` (whose backward
-    scatters), the rest of the index by MindSpore's subscript with steps of 1; an index that is not basic (a
-    tensor, a mask, a list), a value that is no MindSpore tensor and a compiled graph get MindSpore's subscript as
-    written. Assignment targets (``x[:, ::2] = v``) are left as written (no backward of a read).
+    A stepped read of a name or of a tensor whose items are slices, int literals, ``None`` and at most one ``...``,
+    with no bound read from data, is MindSpore's own subscripts (``_stepped_last``): the bounds with steps of 1 (``x[..., 1:, 1:]``), then
+    each stepped axis swapped to the last place, stepped after ``...`` and swapped back (``.swapaxes(-2, -1)[...,
+    ::2].swapaxes(-2, -1)``), the two forms the kernels get right, in PyNative and GRAPH_MODE (torch takes positive
+    steps only: bounds then step select what the stepped slice does). Any other guarded read goes through
+    ``mindport.runtime.tensor.sliced``, which decides at run time: an empty result is a constant of its shape
+    (nothing flows back through it, as torch's zero gradient), a stepped axis is taken by ``ops.gather`` (whose
+    backward scatters), the rest of the index by MindSpore's subscript with steps of 1; an index that is not basic
+    (a tensor, a mask, a list), a value that is no MindSpore tensor and a compiled graph get MindSpore's subscript
+    as written. Assignment targets (``x[:, ::2] = v``) are left as written (no backward of a read).
 
     A read that code writes through is left as written too: torch's basic slice is a view, so
     ``Xa = X[:, :, 1::2]; Xa[:, :, 1:] += ...`` (a parallel scan's strided piece), ``y = x[:, :, ::3]; y[0] = -1``, a
@@ -58,16 +63,16 @@ class SliceGuardTransform(Rule):
             after="""
                 from mindspore import nn
                 from mindspore import ops
-                from mindport.runtime import tensor as mp_tensor
 
 
                 class ShortCut(nn.Cell):
                     def construct(self, input):
-                        first = mp_tensor.sliced(input, (..., slice(0, None, 2), slice(0, None, 2)))
-                        return ops.cat((first, mp_tensor.sliced(input, (..., slice(1, None, 2), slice(1, None, 2)))), axis=1), input[::2], input[..., ::2]
+                        first = input[..., ::2].swapaxes(-2, -1)[..., ::2].swapaxes(-2, -1)
+                        return ops.cat((first, input[..., 1:, 1:][..., ::2].swapaxes(-2, -1)[..., ::2].swapaxes(-2, -1)), axis=1), input[::2], input[..., ::2]
             """,
-            note='Steps on two axes after "...": guarded; a step on the first axis alone, or on the last axis after '
-                 '"...", is left as written (MindSpore gets those right).',
+            note='Steps on two axes after "...": the bounds first, then each stepped axis stepped in the last place; '
+                 'a step on the first axis alone, or on the last axis after "...", is left as written (MindSpore '
+                 'gets those right).',
         ),
         Example(
             before="""
@@ -104,12 +109,11 @@ class SliceGuardTransform(Rule):
             """,
             after="""
                 from mindport.runtime import inplace as mp_inplace
-                from mindport.runtime import tensor as mp_tensor
 
 
                 def scan(X, A):
                     Xa = X[:, :, 1::2]
-                    Xa[:, :, 1:] += mp_tensor.sliced(A, (slice(None, None), slice(None, None), slice(1, None, 2)))[:, :, 1:] * Xa[:, :, :-1]
+                    Xa[:, :, 1:] += A[:, :, 1:].swapaxes(2, -1)[..., ::2].swapaxes(2, -1)[:, :, 1:] * Xa[:, :, :-1]
                     X = mp_inplace.view_update(X, (('getitem', ((slice(None, None, None), slice(None, None, None), slice(1, None, 2),),), {}),), Xa)
                     return X
             """,
@@ -187,8 +191,16 @@ class SliceGuardTransform(Rule):
         elements = list(updated_node.slice)
         if not all(isinstance(e.slice, cst.Slice) or _basic_index(e.slice.value) for e in elements):
             return updated_node
-        if not (_needs_stepped_guard(elements) or any(self._data_bound(e.slice) for e in elements)):
+        data_bound = any(self._data_bound(e.slice) for e in elements)
+        if not (_needs_stepped_guard(elements) or data_bound):
             return updated_node
+        # a name (a tensor or an array: both have swapaxes) or a tensor by its kind; another receiver (``df.iloc``,
+        # an object of unknown type) keeps the runtime's sliced, which hands anything but a tensor its own subscript
+        native = None if data_bound or not (isinstance(original_node.value, cst.Name) or receiver_kind(
+            original_node.value, self.scope) == "tensor") else _stepped_last(updated_node, elements)
+        if native is not None:
+            self.ctx.converted_sites += 1
+            return native
         parts = [_index_expression(e.slice) for e in elements]
         index = parts[0] if len(parts) == 1 else cst.Tuple([cst.Element(p) for p in parts])
         self.runtime_modules.add(_RUNTIME)
@@ -258,6 +270,60 @@ def _needs_stepped_guard(elements) -> bool:
                                            for p in parts[:-1]):
         return False
     return True
+
+
+def _stepped_last(node: cst.Subscript, elements) -> "cst.BaseExpression | None":
+    """A stepped read whose items are slices, int literals, ``None`` and at most one ``...`` (no bound read from data),
+    as MindSpore's own subscripts whose backward its CPU kernels get right: the bounds first, with steps of 1
+    (``x[..., 1:, 1:]``), then each stepped axis swapped to the last place, stepped after ``...`` and swapped back
+    (``.swapaxes(-2, -1)[..., ::2].swapaxes(-2, -1)``; the last axis needs no swap). torch takes positive steps
+    only, so bounds then step select what the stepped slice does. None for any other index (a name may be a tensor
+    or ``None`` at run time: the runtime's ``sliced`` decides)."""
+    parts = [e.slice for e in elements]
+    ellipsis = [i for i, p in enumerate(parts) if isinstance(p, cst.Index) and isinstance(p.value, cst.Ellipsis)]
+    if len(ellipsis) > 1:
+        return None
+    for p in parts:
+        if isinstance(p, cst.Index):
+            v = p.value
+            if isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus):
+                v = v.expression
+            if not (isinstance(v, (cst.Integer, cst.Ellipsis)) or isinstance(v, cst.Name) and v.value == "None"):
+                return None
+        elif p.step is not None and not (isinstance(p.step, cst.Integer) and int(p.step.value, 0) > 0):
+            return None
+
+    def keeps_axis(p) -> bool:  # a slice or None gives the result an axis; an int takes one
+        return isinstance(p, cst.Slice) or isinstance(p.value, cst.Name)
+
+    at = ellipsis[0] if ellipsis else len(parts)
+    stepped = []
+    for i, p in enumerate(parts):
+        if _has_step(p):
+            axis = sum(keeps_axis(q) for q in parts[:i]) if i < at else -sum(keeps_axis(q) for q in parts[i:])
+            stepped.append((axis, p.step))
+    plain = []
+    for e, p in zip(elements, parts):
+        if _has_step(p):
+            lower = None if isinstance(p.lower, cst.Integer) and int(p.lower.value, 0) == 0 else p.lower
+            p = cst.Slice(lower=lower, upper=p.upper)
+        plain.append(cst.SubscriptElement(slice=p))
+    expr = node.value
+    if not all(_full(e.slice) or isinstance(e.slice, cst.Index) and isinstance(e.slice.value, cst.Ellipsis)
+               for e in plain):
+        expr = node.with_changes(slice=plain, lpar=[], rpar=[])
+    last = [cst.SubscriptElement(cst.Index(cst.Ellipsis()))]
+    for axis, step in sorted(stepped, key=lambda a: a[0] != -1):
+        taken = [*last, cst.SubscriptElement(cst.Slice(lower=None, upper=None, step=step))]
+        if axis == -1:
+            expr = cst.Subscript(value=expr, slice=taken)
+            continue
+        swap = [cst.Arg(cst.Integer(str(axis)) if axis >= 0 else cst.UnaryOperation(
+            cst.Minus(), cst.Integer(str(-axis)))), cst.Arg(cst.UnaryOperation(cst.Minus(), cst.Integer("1")))]
+        swapped = cst.Call(func=cst.Attribute(value=expr, attr=cst.Name("swapaxes")), args=swap)
+        expr = cst.Call(func=cst.Attribute(value=cst.Subscript(value=swapped, slice=taken), attr=cst.Name("swapaxes")),
+                        args=swap)
+    return expr.with_changes(lpar=node.lpar, rpar=node.rpar) if node.lpar else expr
 
 
 def _index_expression(part) -> cst.BaseExpression:
