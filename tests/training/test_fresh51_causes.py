@@ -141,3 +141,59 @@ def test_a_call_on_a_runtime_module_in_the_loss_is_not_carried_state(tmp_path):
     assert len(t) == len(m) == 6
     np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)
     assert t[-1][0] < t[1][0] or t[-2][0] < t[0][0]
+
+
+# HobbitLong/RepDistiller's train_distill sums per-layer losses of a ModuleList, ``[c(f_s, f_t) for f_s, f_t, c in
+# zip(g_s, g_t, criterion_kd)]`` (its VID branch; the kd run never takes it, the code is converted all the same). The
+# step's weight sources named every called name, the comprehension's own ``c`` among them:
+# ``mp_train.parameters(optimizer, model_s, ..., criterion_kd, c)``, a NameError at the first step (after fresh51's
+# format fix: NameError: name 'c' is not defined). Class: a name only a comprehension binds exists only inside it and
+# is no weight source; the modules it takes come through the iterable it reads.
+COMPREHENSION_CALLEE = '''
+import torch
+import torch.nn as nn
+
+
+class Scaled(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.scale = nn.Parameter(torch.linspace(0.5, 1.5, n))
+
+    def forward(self, a, b):
+        return ((a * self.scale - b) ** 2).mean()
+
+
+def train(model, heads, optimizer, x, y):
+    for step in range(5):
+        feats = [model(x), torch.tanh(model(x))]
+        targets = [y, y * 0.5]
+        loss = sum([c(f, t) for f, t, c in zip(feats, targets, heads)])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print("step", loss.item())
+
+
+def main():
+    model = nn.Linear(4, 3)
+    with torch.no_grad():
+        model.weight.copy_(torch.linspace(-0.5, 0.5, 12).reshape(3, 4))
+        model.bias.fill_(0.1)
+    heads = nn.ModuleList([Scaled(3), Scaled(3)])
+    optimizer = torch.optim.SGD(list(model.parameters()) + list(heads.parameters()), lr=0.1)
+    x = torch.linspace(-1, 1, 20).reshape(5, 4)
+    y = torch.linspace(0, 1, 15).reshape(5, 3)
+    train(model, heads, optimizer, x, y)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_a_name_a_comprehension_binds_is_no_weight_source_of_the_step(tmp_path):
+    t, m, code = _convert_and_run(tmp_path, COMPREHENSION_CALLEE)
+    assert ", c)" not in code, code
+    assert len(t) == len(m) == 5
+    np.testing.assert_allclose(m, t, rtol=1e-5, atol=1e-6)
+    assert t[-1][0] < t[0][0]

@@ -2326,7 +2326,11 @@ class TrainingLoopRule(Rule):
         mutated = _attribute_stores_only(stmts)
         stored = _stored_paths(stmts)
         rebound = written - mutated | leaves
-        return [n for n in dict.fromkeys(found) if n.split(".")[0] not in rebound
+        # a name a comprehension binds (``[c(f_s, f_t) for f_s, f_t, c in zip(g_s, g_t, criterion_kd)]``,
+        # RepDistiller's VID losses) exists only inside it: named at the step it was a NameError; the modules it
+        # takes are read through the iterable (criterion_kd), a weight source of its own
+        local = {n for stmt in stmts for comp in all_nodes(stmt, cst.CompFor) for n in target_names(comp.target)}
+        return [n for n in dict.fromkeys(found) if n.split(".")[0] not in rebound | (local - written)
                 and not any(n == p or n.startswith(p + ".") for p in stored)]
 
     def _unbound_yet(self, body, index: int) -> frozenset[str]:
