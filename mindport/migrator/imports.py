@@ -669,6 +669,19 @@ def runtime_alias(module: str) -> str:
     return style[1] if style else "mp_" + module.rsplit(".", 1)[1]
 
 
+def converter_module_aliases() -> frozenset[str]:
+    """Every name converted code binds to a module the converter imports (``ms``, ``ops``, ``nn``, the
+    ``mindport.runtime`` modules' ``mp_*`` names): a call on one is a module function, never a method that changes
+    its receiver in place (``mp_tensor.bool_(mask)`` ends in ``_`` like ``h.detach_()``)."""
+    import pkgutil
+
+    import mindport.runtime as runtime
+
+    names = {style[1] for style in IMPORT_STYLE.values()}
+    names |= {runtime_alias(f"mindport.runtime.{m.name}") for m in pkgutil.iter_modules(runtime.__path__)}
+    return frozenset(names)
+
+
 def runtime_import(module: str) -> str:
     """The import line of a ``mindport.runtime`` module in converted code."""
     style = IMPORT_STYLE.get(module)

@@ -27,6 +27,7 @@ from mindport.runtime import frozen  # noqa: F401 - a frozen Parameter is told f
 from mindport.runtime import numpy_ints  # noqa: F401 - installs the guard for numpy integers in tensor indices
 from mindport.runtime import numpy_stream  # noqa: F401 - MindSpore's initializers leave numpy's stream alone
 from mindport.runtime import reversed_tensor  # noqa: F401 - reversed(t) is t flipped along its first axis, as torch
+from mindport.runtime import tensor_format  # noqa: F401 - format(t, spec) of a 0-d tensor is its number's, as torch
 from mindport.runtime import sequential_members  # noqa: F401 - a layer set on a SequentialCell by attribute runs
 from mindport.runtime import container_slices  # noqa: F401 - a container's slice keeps its layers' parameter names
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs

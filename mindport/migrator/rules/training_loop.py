@@ -462,6 +462,45 @@ class TrainingLoopRule(Rule):
                 import torch
 
 
+                def contrastive_step(net, optimizer, a, b, temperature):
+                    out = torch.cat([net(a), net(b)], dim=0)
+                    sim = torch.exp(torch.mm(out, out.t()) / temperature)
+                    mask = (torch.ones_like(sim) - torch.eye(out.shape[0])).bool()
+                    loss = -torch.log(sim.diagonal() / sim.masked_select(mask).sum()).mean()
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+                    return loss.item()
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import tensor as mp_tensor
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import training as mp_train
+
+
+                def contrastive_step(net, optimizer, a, b, temperature):
+                    mp_train.train_mode(net)
+                    def forward_fn():
+                        out = ops.cat(mp_tensor.promoted([net(a), net(b)]), axis=0)
+                        sim = ops.exp(ops.mm(out, out.t()) / temperature)
+                        mask = mp_tensor.bool_((ops.ones_like(sim) - ops.eye(out.shape[0])))
+                        loss = -mp_math.mean(ops.log(sim.diagonal() / mp_math.sum(sim.masked_select(mask))))
+                        return loss
+                    grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, net))
+                    loss, grads = grad_fn()
+                    mp_train.zero_grad(optimizer)
+                    mp_train.backward(grads)
+                    optimizer(mp_train.grads_of(optimizer))
+                    return loss.item()
+            """,
+            note='A SimCLR-style mask in the loss: mp_tensor.bool_(...) is a call on a runtime module, not a method changing its receiver in place (h.detach_()), so forward_fn carries no state.',
+        ),
+        Example(
+            before="""
+                import torch
+
+
                 def gan_step(netG, netD, real, noise, criterion, optimizerD, optimizerG, ones, zeros):
                     netD.zero_grad()
                     errD_real = criterion(netD(real), ones)
@@ -2287,7 +2326,11 @@ class TrainingLoopRule(Rule):
         mutated = _attribute_stores_only(stmts)
         stored = _stored_paths(stmts)
         rebound = written - mutated | leaves
-        return [n for n in dict.fromkeys(found) if n.split(".")[0] not in rebound
+        # a name a comprehension binds (``[c(f_s, f_t) for f_s, f_t, c in zip(g_s, g_t, criterion_kd)]``,
+        # RepDistiller's VID losses) exists only inside it: named at the step it was a NameError; the modules it
+        # takes are read through the iterable (criterion_kd), a weight source of its own
+        local = {n for stmt in stmts for comp in all_nodes(stmt, cst.CompFor) for n in target_names(comp.target)}
+        return [n for n in dict.fromkeys(found) if n.split(".")[0] not in rebound | (local - written)
                 and not any(n == p or n.startswith(p + ".") for p in stored)]
 
     def _unbound_yet(self, body, index: int) -> frozenset[str]:

@@ -27,7 +27,7 @@ import libcst as cst
 from mindport.migrator.native_facts import all_nodes
 
 from mindport.migrator.rules.training_loop_analysis import _expr_call, _names
-from mindport.migrator.imports import runtime_alias
+from mindport.migrator.imports import converter_module_aliases, runtime_alias
 from mindport.migrator.syntax import code_of
 from mindport.migrator.walk import walk
 
@@ -58,6 +58,7 @@ _MUTATORS = frozenset({
     "appendleft", "extendleft", "popleft", "rotate",  # collections.deque
 })
 _INPLACE = runtime_alias("mindport.runtime.inplace")  # the converted code's name of mindport.runtime.inplace
+_MODULES = converter_module_aliases()  # ms, ops, mp_tensor, ...: calls on them are module functions
 
 
 class Unfit(Exception):
@@ -166,7 +167,10 @@ def _mutated_receiver(call: cst.Call) -> str | None:
     (``sim.fill_diagonal_(v)`` is ``mp_inplace.fill_diagonal_(sim, v)`` when the region is planned): its first
     argument (the name it is rooted at). Read as a write of ``mp_inplace``, the in-place line was left out of
     forward_fn and ran after the gradient (SimCLR's ``sim.fill_diagonal_(float('-inf'))``: the loss differentiated
-    the unmasked similarities)."""
+    the unmasked similarities). Any other call on a module the converter imports is a module function, never a
+    mutation of the module's name: ``mp_tensor.bool_(mask)`` (torch's ``.bool()``) read as writing ``mp_tensor`` made
+    the runtime module forward_fn's carried argument, unbound in the step (leftthomas/SimCLR's
+    ``(torch.ones_like(sim) - torch.eye(n)).bool()``: UnboundLocalError)."""
     func = call.func
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
             and func.value.value == _INPLACE and (func.attr.value.endswith("_") or func.attr.value == "write_out"):
@@ -176,7 +180,7 @@ def _mutated_receiver(call: cst.Call) -> str | None:
         return first.value if isinstance(first, cst.Name) else None
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and (
             func.attr.value.endswith("_") and not func.attr.value.startswith("_")
-            or func.attr.value in _MUTATORS) and not _grad_method(call):
+            or func.attr.value in _MUTATORS) and not _grad_method(call) and func.value.value not in _MODULES:
         return func.value.value
     return None
 
