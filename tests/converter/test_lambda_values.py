@@ -118,3 +118,41 @@ def test_a_lambda_as_a_parameters_default_is_bound_before_the_def(tmp_path, mode
     assert "def __init__(self, scheme=_mp_default_scheme, *," in code, code
     x = np.random.default_rng(3).standard_normal((2, 4)).astype(np.float32)
     assert_port_matches_in_mode(DEFAULTS, code, "DualPath", [x], tmp_path, "lam_default", mode, atol=1e-6)
+
+
+TABLE = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    DERIVATIVES = {
+        "tanh": lambda x: 1 - torch.tanh(x) ** 2,
+        "elu": lambda x: (x > 0).float() + \\
+                         (x < 0).float() * torch.exp(x),
+    }
+
+
+    class Planar(nn.Module):
+        def __init__(self, dim=3, h="elu"):
+            super().__init__()
+            self.h = h
+            self.w = nn.Parameter(torch.linspace(-1, 1, dim))
+
+        def forward(self, x):
+            lin = x @ self.w
+            return DERIVATIVES[self.h](lin)[:, None] * self.w
+""")
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_lambdas_in_a_module_level_display_are_bound_first(tmp_path, mode):
+    """tonyduan's normalizing flows (session 51, nflows_duan/maf_planar): a module-level dict of lambdas read in
+    forward. A graph parses a lambda from its first line to the end of its statement, here the dict's item lines
+    ("SyntaxError: invalid syntax" in MindSpore's own parser); each lambda is bound on a line of its own before the
+    display, at module level as in a class body or a method. (nflows keys its table by the functions themselves,
+    which a graph cannot build: "make_dict evaluator key only supports string, number, ...", still loud there.)"""
+    code = convert_source(TABLE).code
+    assert "\n_mp_lambda = lambda x: 1 - " in code, code
+    assert "\n_mp_lambda_2 = (lambda x: " in code, code
+    x = np.random.default_rng(4).standard_normal((5, 3)).astype(np.float32)
+    assert_port_matches_in_mode(TABLE, code, "Planar", [x], tmp_path, "lam_table", mode, atol=1e-6)

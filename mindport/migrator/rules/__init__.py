@@ -23,6 +23,7 @@ from mindport.migrator.rules.unfold_layers import UnfoldLayerTransform
 from mindport.migrator.rules.exact_types import ExactTypeTestTransform
 from mindport.migrator.rules.callable_tests import CallableTestTransform
 from mindport.migrator.rules.math_calls import MathCallTransform
+from mindport.migrator.rules.numpy_scalars import NumpyScalarTransform
 from mindport.migrator.rules.format_specs import FormatSpecTransform
 from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.slice_guards import SliceGuardTransform
@@ -114,6 +115,7 @@ RULES = (
     SizeTupleTransform,           # torch.Size(s) in a model method reading no numel()/isinstance -> tuple(s) (GRAPH_MODE)
     PackedFieldTransform,         # packed.data in a model method -> packed[0]; PackedSequence(...) -> packed_sequence
     InertContextTransform,        # with sdpa_kernel(b): / autocast / nullcontext in a model method -> its body (GRAPH_MODE)
+    NumpyScalarTransform,         # np.ceil(np.log(n)).astype('int').item() in a model method -> int(...) (GRAPH_MODE)
     TableCallTransform,           # every other torch API through the mapping tables; flags the rest
     LayerInitCallTransform,       # a layer subclass's reset_parameters: called after the base __init__, as torch's does
     DisplayStatementTransform,    # row.append(i), col.append(j) / f(x) if c else None in a model method -> statements (GRAPH_MODE drops them)
@@ -170,7 +172,7 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, UnboundNam
                         InertContextTransform, NamedTupleDictTransform,
                         AugAssignRebindTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform,
-                        MathCallTransform, RaiseNotImplementedTransform)  # they act in model classes
+                        MathCallTransform, NumpyScalarTransform, RaiseNotImplementedTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:

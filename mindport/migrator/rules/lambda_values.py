@@ -15,7 +15,7 @@ _OWN_SCOPE = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.Generator
 class LambdaValueTransform(Rule):
     """A lambda handed to a call or chosen by a conditional expression while a model is built
     (``GraphConv(h, d, activation=lambda x: x)``, ``nn.ReLU() if relu else lambda x: x``), or written as an item of
-    a list, tuple or dict display there or in a class body (SphereFace's ``self.mlambda = [lambda x: x**0, ...]``,
+    a list, tuple or dict display there, in a class body or at module level (SphereFace's ``self.mlambda = [lambda x: x**0, ...]``,
     Glow's ``FlowPermutation = {"reverse": lambda obj, z, logdet, rev: ..., ...}``), is bound to a name on the
     line before: ``_mp_lambda = lambda x: x``, then ``activation=_mp_lambda``.
 
@@ -205,11 +205,14 @@ class LambdaValueTransform(Rule):
         return updated_node
 
     def leave_SimpleStatementLine(self, original_node, updated_node):
-        if not self._functions or not self._functions[-1]:
+        # the module's own statements are read as a class body's: lambdas in a list/dict display only (a module-level
+        # table of derivatives read in forward: tonyduan's flows, session 51)
+        mode = self._functions[-1] if self._functions else "class"
+        if not mode:
             return updated_node
         found: list[cst.Lambda] = []
         for stmt in updated_node.body:
-            _lambda_values(stmt, found, calls=self._functions[-1] is True)
+            _lambda_values(stmt, found, calls=mode is True)
         if not found or self.scope.lookup(_NAME)[0]:
             return updated_node
         lines, names = [], {}

@@ -186,6 +186,28 @@ def _swap_of_high_axes(func: cst.Attribute, call: cst.Call) -> bool:
     return all(isinstance(v, cst.Integer) for v in axes) and max(int(v.value) for v in axes) >= 2
 
 
+def _swap_either_way(call: cst.Call) -> bool:
+    """``y.transpose(-1, -2)`` (also ``(1, 0)``, ``(-1, 0)``, ``(1, -2)``): two integer literals that torch reads as a
+    swap of two axes and numpy as the permutation of a 2-D array's axes that swaps them (the only rank at which
+    numpy's transpose takes two axes), so ``y.swapaxes(-1, -2)`` is the same call whichever ``y`` is.
+    UCTransNet's ``multi_head_Q1.transpose(-1, -2) if emb1 is not None else None`` in a file importing numpy was
+    left as written: MindSpore's ``Tensor.transpose`` swaps in PyNative, takes a permutation in GRAPH_MODE ("the
+    number of axes must be equal to the dimension of Tensor")."""
+    func = call.func
+    if not isinstance(func, cst.Attribute) or func.attr.value != "transpose" or len(call.args) != 2 \
+            or any(a.keyword or a.star for a in call.args):
+        return False
+    axes = []
+    for arg in call.args:
+        value, sign = arg.value, 1
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+            value, sign = value.expression, -1
+        if not isinstance(value, cst.Integer):
+            return False
+        axes.append(sign * int(value.value))
+    return all(-2 <= a <= 1 for a in axes) and axes[0] % 2 == 1 and axes[1] % 2 == 0
+
+
 # size and dimensions arguments a local list may be given to (mindport.mappings.transforms.layers.IMPLICIT_VALUES,
 # without padding: the padding transforms take lists)
 LIST_SIZE_NAMES = frozenset(IMPLICIT_VALUES) - {"padding"}
@@ -2042,6 +2064,12 @@ class TableCallTransform(Rule):
                 return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name(method_name)))
             return updated_node  # same method, same arguments (keywords of a `positional` entry are written
             # positionally: in a static graph MindSpore's Tensor methods take other keywords, or other kernels)
+        if _swap_either_way(original_node) and not self._torch_swap(original_node) \
+                and receiver_kind(original_node.func.value, self.scope) in ("other", "python", "tensor"):
+            # x.transpose(-1, -2) of a receiver of unknown kind in a file that imports numpy: a swap for torch and
+            # for numpy's transpose alike; numpy and MindSpore both take swapaxes' two axes positionally
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name("swapaxes")))
         swap = self._torch_swap(original_node) or self._torch_expand(original_node)
         strict = self._strict_name(method_name, target) and not self._torch_keywords(updated_node)
         if not swap and not self._plausible(func, strict=strict):
