@@ -2291,6 +2291,12 @@ def _rank_hint(problem: str, given: int | None = None) -> int | None:
         rank = given - (got - int(m.group(1)))
         if got != given and 1 <= rank <= 6 and rank != given:
             return rank
+    # ``b, c, h, w, block = *x.shape, self.block`` on a 2-D input: "expected 5, got 3": the input is as many axes
+    # short as the unpack (lucidrains' HaloAttention, 8 names for 4 axes and 4 attributes, was given rank 8)
+    m = re.search(r"not enough values to unpack \(expected (\d+), got (\d+)\)", problem)
+    if m is not None and given is not None:
+        rank = given + int(m.group(1)) - int(m.group(2))
+        return rank if 1 <= rank <= 6 else None
     for pattern, extra in _RANK_HINTS:
         m = re.search(pattern, problem)
         if m:
