@@ -280,6 +280,43 @@ def ihfftn(input, s=None, dim=None, norm=None):
     return ops.conj(ops.rfftn(input, s=s, dim=dim, norm=_SWAP[norm]))
 
 
+# torch <= 1.7's rfft/irfft (removed in torch 1.8): complex values as a trailing axis of size 2 (real, imag), the
+# transform over the last signal_ndim axes; the torch side of a proof gets them back from
+# mindport.discovery.legacy_torch, which says what they computed.
+
+def _legacy_fft_dims(signal_ndim):
+    if signal_ndim not in (1, 2, 3):
+        raise ValueError(f"Expected signal_ndim to be 1, 2, or 3, but got signal_ndim={signal_ndim}")
+    return tuple(range(-signal_ndim, 0))
+
+
+def legacy_rfft(input, signal_ndim, normalized=False, onesided=True):
+    """torch.rfft (torch <= 1.7): rfftn (onesided) or fftn of the real input over the last ``signal_ndim`` axes,
+    norm "ortho" when ``normalized``, as a real tensor with a trailing (real, imag) axis."""
+    dims = _legacy_fft_dims(signal_ndim)
+    norm = "ortho" if normalized else "backward"
+    out = ops.rfftn(input, dim=dims, norm=norm) if onesided else ops.fftn(input, dim=dims, norm=norm)
+    return ops.view_as_real(out)
+
+
+def legacy_irfft(input, signal_ndim, normalized=False, onesided=True, signal_sizes=None):
+    """torch.irfft (torch <= 1.7): irfftn over the last ``signal_ndim`` axes of the complex tensor the trailing
+    (real, imag) axis holds, ``s=signal_sizes``, norm "ortho" when ``normalized``. ``onesided=False``: the full
+    spectrum, of which the last signal axis' first N//2+1 bins are inverted (N its length unless ``signal_sizes``)."""
+    dims = _legacy_fft_dims(signal_ndim)
+    norm = "ortho" if normalized else "backward"
+    spectrum = _COMPLEX(input[..., 0], input[..., 1])
+    sizes = None if signal_sizes is None else tuple(int(n) for n in signal_sizes)
+    if not onesided:
+        if sizes is None:
+            sizes = tuple(spectrum.shape[len(spectrum.shape) - signal_ndim:])
+        spectrum = spectrum[..., : spectrum.shape[-1] // 2 + 1]
+    return ops.irfftn(spectrum, s=sizes, dim=dims, norm=norm)
+
+
+_COMPLEX = ops.Complex()
+
+
 # Integer and bool inputs compute in float32, as torch promotes them (the functions above assume a float input).
 for _name in ("erfcx", "ndtri", "log_ndtr", "ndtr", "entr", "spherical_bessel_j0", "log1p", "expm1",
               "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",

@@ -187,6 +187,9 @@ def run_case(case: Case, seed: int = 0, memo: dict | None = None) -> Outcome:
 def _run_case(case: Case, seed: int, memo: dict | None) -> Outcome:
     import torch
 
+    from mindport.discovery import legacy_torch
+
+    legacy_torch.install()  # torch._six, torch.rfft/irfft: the torch side has what torch 1.x had (as function.prepare)
     arrays, noncontiguous = make_inputs(case, seed)
     t_mod = _load(case.torch_code, "torch_snippet")
     try:
