@@ -1,0 +1,153 @@
+"""Hand entries against discovery: does ``mindport migrate REPO``, told nothing, prove the classes we wrote entries for?
+
+Each trials entry (``benchmarks/trials/modern.json``) names a repository, a commit, a class, and the constructor and
+inputs a person wrote for it; the harness proves it with those. A user runs ``mindport migrate REPO`` with no model
+settings: discovery must find the class, build it from the repository's own calls, defaults or small values, guess
+its inputs and prove it. For each id given, this script extracts the whole repository at the entry's commit from its
+fetched snapshot (``/work/.mirror/OWNER+NAME/repo``; never copied into the project), runs
+``python -m mindport migrate SRC -o OUT --models "<file>:<Class>" --force`` (the entry's class only, everything
+else as a user gets it), and prints per entry the class's status (``proven``, ``diverged``, ``ms-failed``,
+``not-built``, or ``not-discovered``) with its reason, then the counts. Results go to ``WORK/results.json``; an id
+already there is not run again (delete the file to start over).
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/hand_entries.py --work /tmp/hand \\
+        --only halonet/halo_attention,las/encoder
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/hand_entries.py --work /tmp/hand --sample 4 --max-files 200
+
+``--sample K`` takes every K-th entry of the manifest (one per repository); ``--max-files N`` leaves out
+repositories with more than N Python files (a whole transformers copy converts for many minutes).
+
+Session 51, first run (lead51 at 72686554; 13 entries of session 50's GRAPH_MODE sample, every 4th, all proven by
+their hand entries): proven 6, diverged 1 (las/encoder: MindSpore's LSTM given ``seq_length``), ms-failed 1
+(koopa/one_step in GRAPH_MODE), not built 5 (halonet: an unpack of the input's shape beside attributes; absa/ian: an
+embedding matrix constructor argument; cswm: action ids; glow: its own channel assertion after a squeeze; ncrfpp: a
+configuration object). After that session's fixes (c5c4d917): proven 8 (halonet, las), not built 4.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MIRRORS = Path(os.environ.get("MINDPORT_SNAPSHOTS", ROOT.parent / ".mirror"))
+
+
+def _gitdir(repo: str) -> Path | None:
+    base = MIRRORS / repo.replace("/", "+")
+    for cand in (base / "repo", base / "repo" / ".git", base):
+        if (cand / "objects").is_dir():
+            return cand
+    return None
+
+
+def _git(gd: Path, *args: str, binary: bool = False):
+    return subprocess.run(["git", "--git-dir", str(gd), *args], capture_output=True, text=not binary)
+
+
+def extract(gd: Path, commit: str, dest: Path) -> None:
+    """The repository at ``commit`` into ``dest``: ``git archive``, or file by file (a snapshot may lack a large
+    blob, which stops ``archive``): its Python, configuration and text files."""
+    dest.mkdir(parents=True)
+    archive = subprocess.run(f"git --git-dir={gd} archive {commit} | tar -x -C {dest}", shell=True,
+                             capture_output=True)
+    if archive.returncode == 0:
+        return
+    for name in _git(gd, "ls-tree", "-r", "--name-only", commit).stdout.split("\n"):
+        if name.endswith((".py", ".yaml", ".yml", ".json", ".cfg", ".toml", ".txt")):
+            blob = _git(gd, "show", f"{commit}:{name}", binary=True)
+            if blob.returncode == 0:
+                (dest / name).parent.mkdir(parents=True, exist_ok=True)
+                (dest / name).write_bytes(blob.stdout)
+
+
+def class_key(entry: dict) -> str:
+    rel = entry["module"].replace(".", "/") + ".py"
+    root = entry.get("import_root", ".")
+    return f"{root}/{rel}" if root not in (".", "") else rel
+
+
+def run_entry(entry: dict, work: Path, timeout: int) -> dict:
+    gd = _gitdir(entry["repo"])
+    if gd is None:
+        return {"status": "not-fetched", "why": f"no snapshot of {entry['repo']} in {MIRRORS}"}
+    name = entry["id"].replace("/", "__")
+    src, out = work / "src" / name, work / "out" / name
+    if not src.is_dir():
+        extract(gd, entry["commit"], src)
+    key = f"{class_key(entry)}:{entry['class']}"
+    started = time.time()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "mindport", "migrate", str(src), "-o", str(out), "--models", key,
+                               "--force"], capture_output=True, text=True, cwd=work, timeout=timeout,
+                              env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
+    except subprocess.TimeoutExpired:
+        return {"key": key, "status": "timeout", "why": f"migrate ran past {timeout} s", "seconds": timeout}
+    models = []
+    if (out / "mindport-report.json").is_file():
+        models = json.loads((out / "mindport-report.json").read_text()).get("models", [])
+    found = next((m for m in models if m["class"] == key), None)
+    result = {"key": key, "rc": proc.returncode, "seconds": round(time.time() - started), "hand_ctor": entry.get("ctor")}
+    if found is None:
+        return {**result, "status": "not-discovered", "why": (proc.stderr.strip().splitlines() or [""])[-1][:300]}
+    return {**result, "status": found["status"], "ctor": found.get("ctor"),
+            "why": (found.get("error") or found.get("reason") or "")[:300]}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--manifest", default=str(ROOT / "benchmarks" / "trials" / "modern.json"))
+    parser.add_argument("--work", required=True, help="folder for the sources, the ports and results.json")
+    parser.add_argument("--only", help="comma-separated entry ids")
+    parser.add_argument("--sample", type=int, help="every K-th entry, one per repository")
+    parser.add_argument("--max-files", type=int, default=0, help="skip repositories with more Python files")
+    parser.add_argument("--timeout", type=int, default=1800, help="seconds per migrate")
+    args = parser.parse_args(argv)
+    entries = json.loads(Path(args.manifest).read_text())
+    if args.only:
+        wanted = args.only.split(",")
+        by_id = {e["id"]: e for e in entries}
+        missing = [i for i in wanted if i not in by_id]
+        if missing:
+            parser.error(f"not in {args.manifest}: {', '.join(missing)}")
+        chosen = [by_id[i] for i in wanted]
+    elif args.sample:
+        seen, chosen = set(), []
+        for e in entries[::args.sample]:
+            if e["repo"] not in seen:
+                seen.add(e["repo"])
+                chosen.append(e)
+    else:
+        parser.error("give --only IDS or --sample K")
+    work = Path(args.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    store = work / "results.json"
+    results = json.loads(store.read_text()) if store.is_file() else {}
+    for n, entry in enumerate(chosen, 1):
+        if entry["id"] in results:
+            continue
+        gd = _gitdir(entry["repo"])
+        if args.max_files and gd is not None:
+            files = _git(gd, "ls-tree", "-r", "--name-only", entry["commit"]).stdout.split("\n")
+            if sum(f.endswith(".py") for f in files) > args.max_files:
+                print(f"[{n}/{len(chosen)}] {entry['id']}: skipped (more than {args.max_files} Python files)")
+                continue
+        results[entry["id"]] = run_entry(entry, work, args.timeout)
+        r = results[entry["id"]]
+        print(f"[{n}/{len(chosen)}] {entry['id']}: {r['status']} {r.get('seconds', '')}s {r['why'][:160]}", flush=True)
+        store.write_text(json.dumps(results, indent=1))
+    counts: dict[str, int] = {}
+    for r in results.values():
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    print("hand entries vs discovery: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+          + f" (of {len(results)}; details: {store})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
