@@ -678,6 +678,8 @@ def _compared_strings(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
 
 # calls whose first argument is a tensor (a constructor argument handed to them is a tensor: pretrained embeddings)
 _TENSOR_CALLS = {"Parameter", "from_pretrained", "copy_", "from_numpy"}  # not torch.tensor(x): x may be a list
+# what makes a tensor of an array or a nested list, read through where a layer's weight is made of it
+_WEIGHT_MAKERS = {"tensor", "as_tensor", "from_numpy", "FloatTensor", "Tensor", "asarray"}
 _TENSOR_METHODS = {"detach", "clone", "numpy", "cpu", "cuda", "float", "t", "dim", "numel", "requires_grad_"}
 _TABLE_LAYERS = {"Embedding", "EmbeddingBag", "Linear"}
 
@@ -834,6 +836,11 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
             arg = node.args[1] if _last(node.func) == "register_buffer" else node.args[0]
             if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in _TENSOR_METHODS:
                 arg = arg.func.value  # nn.Parameter(weights.clone())
+            if _last(node.func) in ("from_pretrained", "Parameter") and isinstance(arg, ast.Call) and arg.args \
+                    and _last(arg.func) in _WEIGHT_MAKERS:
+                # nn.Embedding.from_pretrained(torch.tensor(embedding_matrix, dtype=torch.float)) (ABSA-PyTorch's
+                # models): what a layer's weight is made of is a table, whatever makes it a tensor
+                arg = arg.args[0]
             name = which(arg)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS \
                 and not node.args and which(node.func.value) is not None:
