@@ -2044,6 +2044,13 @@ class TableCallTransform(Rule):
             self.flag(original_node, "MP103", f"torch.Tensor.{method_name} has no mapping entry: left unconverted",
                       OVERLAY_HINT, f"torch.Tensor.{method_name}")
             return updated_node
+        if entry is None and method_name in _removed_tensor_methods() and plain is None and (
+                method_name in _REMOVED_ONLY_TENSORS or receiver_kind(func.value, self.scope) == "tensor"):
+            self.flag(original_node, "MP103", f"torch.Tensor.{method_name} is torch 1.x's (torch 2.x's Tensor has "
+                      f"no such method, torch.fft took it over): left unconverted",
+                      f"call torch.fft's function instead (x.{method_name}(n) of torch 1.x is torch.{method_name}(x, "
+                      f"n), which mindport maps where it has an entry), then convert")
+            return updated_node
         if entry is None or entry.kind != "method":
             return updated_node
         target, profile = entry.resolve(self.ctx.options.target)
@@ -3605,6 +3612,17 @@ def _data_names(file: str) -> frozenset[str]:
     path = Path(__file__).resolve().parents[2] / "mappings" / "data" / file
     return frozenset(line.strip() for line in path.read_text(encoding="utf-8").splitlines()
                      if line.strip() and not line.startswith("#"))
+
+
+@functools.lru_cache(maxsize=1)
+def _removed_tensor_methods() -> frozenset[str]:
+    """torch 1.x's tensor methods that torch 2.x's torch.Tensor lacks (data/torch_tensor_methods_removed.txt)."""
+    return _data_names("torch_tensor_methods_removed.txt")
+
+
+# of those, the names flagged on any receiver (no other object of the code is known to have them); ``fft``/``ifft``
+# only on a receiver known to be a tensor
+_REMOVED_ONLY_TENSORS = frozenset({"rfft", "irfft"})
 
 
 @functools.lru_cache(maxsize=1)
