@@ -63,7 +63,7 @@ SIX = {
 MODULES = {"torch._six": SIX}
 
 
-def _signal_dims(input, signal_ndim):
+def _signal_dims(signal_ndim):
     if signal_ndim not in (1, 2, 3):
         raise RuntimeError(f"Expected signal_ndim to be 1, 2, or 3, but got signal_ndim={signal_ndim}")
     return tuple(range(-signal_ndim, 0))
@@ -73,7 +73,7 @@ def rfft(input, signal_ndim, normalized=False, onesided=True):
     """torch.rfft of torch <= 1.7 (see the module docstring): real input, output (*, 2) of (real, imag)."""
     import torch
 
-    dims = _signal_dims(input, signal_ndim)
+    dims = _signal_dims(signal_ndim)
     norm = "ortho" if normalized else "backward"
     if input.dim() < signal_ndim:
         raise RuntimeError(f"rfft expects an input with at least signal_ndim={signal_ndim} dimensions")
@@ -89,7 +89,7 @@ def irfft(input, signal_ndim, normalized=False, onesided=True, signal_sizes=None
 
     if input.dim() < signal_ndim + 1 or input.shape[-1] != 2:
         raise RuntimeError("irfft expects a complex input as a last dimension of size 2")
-    dims = _signal_dims(input, signal_ndim)
+    dims = _signal_dims(signal_ndim)
     norm = "ortho" if normalized else "backward"
     spectrum = torch.complex(input[..., 0], input[..., 1])
     sizes = None if signal_sizes is None else [int(n) for n in signal_sizes]

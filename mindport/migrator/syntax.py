@@ -209,3 +209,17 @@ def pure_read(expr) -> bool:
             return False
         expr = expr.value
     return isinstance(expr, cst.Name)
+
+
+def with_none_keywords(params: cst.Parameters, names) -> cst.Parameters:
+    """``params`` with a parameter ``<name>=None`` added for each name: after the others, keyword-only after a ``*``,
+    ``*args`` or other keyword-only parameters (the ``_mp_<attribute>=None`` a converted method is handed values
+    through: SelfCacheTransform's threaded helpers, SubCellArgumentTransform's construct)."""
+    new = [cst.Param(cst.Name(name), default=cst.Name("None"), equal=NO_SPACE_EQUAL) for name in names]
+    if not new:
+        return params
+    if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg:
+        return params.with_changes(kwonly_params=[*params.kwonly_params, *new],
+                                   star_arg=params.star_arg if params.star_arg is not cst.MaybeSentinel.DEFAULT
+                                   else cst.ParamStar())
+    return params.with_changes(params=[*params.params, *new])

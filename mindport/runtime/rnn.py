@@ -218,11 +218,11 @@ def _packed_call(cell, packed: PackedSequence, hx=None):
     padded, lengths = pad_packed_sequence(packed, batch_first=batch_first)
     sizes = _ints(lengths)
     groups = sorted(set(sizes), reverse=True)
-    axis = 0 if batch_first else 1  # the batch axis of the input and the output
-    if len(groups) == 1:
-        part = padded[:, :groups[0]] if batch_first else padded[:groups[0]]
-        out, state = _CELL_CALL(cell, part, hx)
+    if len(groups) == 1:  # one length, the padded batch's own (pad_packed_sequence pads to the longest)
+        out, state = _CELL_CALL(cell, padded, hx)
         return _repack(out, packed, batch_first), state
+    axis, time = (0, 1) if batch_first else (1, 0)  # the batch and time axes of the input and the output
+    steps = padded.shape[time]
     outs, states, order = [], [], []
     for length in groups:
         rows = [b for b, n in enumerate(sizes) if n == length]
@@ -230,11 +230,10 @@ def _packed_call(cell, packed: PackedSequence, hx=None):
         part = ops.gather(padded, index, axis)
         part = part[:, :length] if batch_first else part[:length]
         out, state = _CELL_CALL(cell, part, _state_rows(hx, index))
-        steps = padded.shape[1 if batch_first else 0]
         if length < steps:  # padded back: the rows past a length are dropped when packed again
             fill = list(out.shape)
-            fill[1 if batch_first else 0] = steps - length
-            out = ops.cat((out, ops.zeros(tuple(fill), out.dtype)), 1 if batch_first else 0)
+            fill[time] = steps - length
+            out = ops.cat((out, ops.zeros(tuple(fill), out.dtype)), time)
         outs.append(out)
         states.append(state)
         order += rows

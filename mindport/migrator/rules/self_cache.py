@@ -8,7 +8,7 @@ import libcst as cst
 
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.buffers import kept_buffer_names
-from mindport.migrator.syntax import last_name
+from mindport.migrator.syntax import last_name, with_none_keywords
 from mindport.migrator.walk import parse_expression, parse_statement, transform, walk
 
 _NESTED = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
@@ -1101,16 +1101,7 @@ def _self_read(attr: str, plan: _MethodPlan) -> str:
 def _thread_signature(fn: cst.FunctionDef, plan: _MethodPlan) -> cst.FunctionDef:
     """New keyword parameters ``_mp_<name>=None`` for the ins, and a prologue taking them; a final return of the
     outs when the body can end without one."""
-    params = fn.params
-    new = [cst.Param(cst.Name(f"_mp_{a}"), default=cst.Name("None"),
-                     equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))) for a in plan.ins]
-    if new:
-        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg:
-            params = params.with_changes(kwonly_params=[*params.kwonly_params, *new],
-                                         star_arg=params.star_arg if params.star_arg is not cst.MaybeSentinel.DEFAULT
-                                         else cst.ParamStar())
-        else:
-            params = params.with_changes(params=[*params.params, *new])
+    params = with_none_keywords(fn.params, [f"_mp_{a}" for a in plan.ins])
     body = list(fn.body.body)
     head = 0
     if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \

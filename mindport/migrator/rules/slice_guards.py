@@ -7,6 +7,7 @@ import libcst as cst
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import receiver_kind
+from mindport.migrator.syntax import int_literal
 from mindport.migrator.walk import read
 
 _RUNTIME = "mindport.runtime.tensor"
@@ -286,9 +287,8 @@ def _stepped_last(node: cst.Subscript, elements) -> "cst.BaseExpression | None":
     for p in parts:
         if isinstance(p, cst.Index):
             v = p.value
-            if isinstance(v, cst.UnaryOperation) and isinstance(v.operator, cst.Minus):
-                v = v.expression
-            if not (isinstance(v, (cst.Integer, cst.Ellipsis)) or isinstance(v, cst.Name) and v.value == "None"):
+            if not (int_literal(v) is not None or isinstance(v, cst.Ellipsis)
+                    or isinstance(v, cst.Name) and v.value == "None"):
                 return None
         elif p.step is not None and not (isinstance(p.step, cst.Integer) and int(p.step.value, 0) > 0):
             return None

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, GraphMethodRule
-from mindport.migrator.syntax import bindings_in_scope, code_of, is_docstring, last_name, module_level, target_names
+from mindport.migrator.syntax import (NO_SPACE_EQUAL, bindings_in_scope, code_of, is_docstring, last_name,
+                                      module_level, target_names, with_none_keywords)
 from mindport.migrator.walk import parse_statement, walk
 
 MP107 = "MP107"
@@ -127,14 +128,7 @@ class SubCellArgumentTransform(GraphMethodRule):
         attrs = self._plan.entries.get(id(original_node))
         if attrs:
             self.ctx.converted_sites += 1
-            params = updated_node.params
-            added = [cst.Param(cst.Name(f"_mp_{a}"), default=cst.Name("None"),
-                               equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-                     for a in attrs]
-            last = params.params[-1] if params.params else None
-            kept = [*params.params[:-1], last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(
-                " ")))] if last is not None else []
-            params = params.with_changes(params=[*kept, *added])
+            params = with_none_keywords(updated_node.params, [f"_mp_{a}" for a in attrs])
             body = list(updated_node.body.body)
             at = 1 if body and is_docstring(body[0]) else 0
             body[at:at] = [parse_statement(f"if _mp_{a} is None:\n    _mp_{a} = self.{a}\n") for a in attrs]
@@ -163,9 +157,10 @@ class SubCellArgumentTransform(GraphMethodRule):
             for i, (a, v) in enumerate(pairs)])
 
     def leave_Assign(self, original_node, updated_node):
-        holder = self._plan.refused.get(id(original_node))
-        if holder is not None:
-            attrs = ", ".join(f"{holder}.{a}" for a in self._plan.refused_attrs[id(original_node)])
+        refused = self._plan.refused.get(id(original_node))
+        if refused is not None:
+            holder, written = refused
+            attrs = ", ".join(f"{holder}.{a}" for a in written)
             self.remark(original_node, MP107,
                         f"{attrs} written here for the layer {holder} this method calls: a static graph "
                         f"(GRAPH_MODE) takes a sub-Cell's attributes as constants of its compilation and does not "
@@ -181,8 +176,7 @@ class _Plan:
     lines: dict[int, tuple[str, list[tuple[str, str]]]] = field(default_factory=dict)  # id of a line calling it
     writes: dict[int, tuple[str, list[tuple[str, str]]]] = field(default_factory=dict)  # id of a threaded write
     entries: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id of a construct -> attributes passed in
-    refused: dict[int, str] = field(default_factory=dict)  # id of a write left as it is -> the holder
-    refused_attrs: dict[int, list[str]] = field(default_factory=dict)
+    refused: dict[int, tuple[str, list[str]]] = field(default_factory=dict)  # a write left as it is -> holder, attrs
 
 
 def _methods(cls: cst.ClassDef) -> dict[str, cst.FunctionDef]:
@@ -371,16 +365,9 @@ class _PassArguments(cst.CSTTransformer):
         if not _calls_layer(updated_node, self.holder) or any(
                 a.keyword is not None and a.keyword.value.startswith("_mp_") for a in updated_node.args):
             return updated_node
-        args = list(updated_node.args)
-        if args:
-            args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        last = len(self.pairs) - 1
-        args += [cst.Arg(cst.parse_expression(value), keyword=cst.Name(f"_mp_{attr}"),
-                         equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-                         comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if i < last
-                         else cst.MaybeSentinel.DEFAULT)
-                 for i, (attr, value) in enumerate(self.pairs)]
-        return updated_node.with_changes(args=args)
+        return updated_node.with_changes(args=[*updated_node.args, *(
+            cst.Arg(cst.parse_expression(value), keyword=cst.Name(f"_mp_{attr}"), equal=NO_SPACE_EQUAL)
+            for attr, value in self.pairs)])
 
 
 def _called_receivers(node: cst.FunctionDef) -> frozenset[str]:
@@ -432,7 +419,7 @@ def _plan(module: cst.Module, module_classes: set[str]) -> _Plan:
                             and isinstance(stmt.body[0], cst.Assign)):
                         continue
                     written = _written(stmt.body[0])
-                    if written is None or written[0] not in called or written[0] in ("self",):
+                    if written is None or written[0] not in called or written[0] == "self":
                         continue
                     holder, attrs, values = written
                     calls = _threaded_calls(block[i + 1:], holder, values)
@@ -441,8 +428,7 @@ def _plan(module: cst.Module, module_classes: set[str]) -> _Plan:
                     if not calls or not built or any(
                             b not in classes or threadable[b][0] is None or not set(attrs) <= threadable[b][1]
                             for b in built):
-                        plan.refused[id(stmt.body[0])] = holder
-                        plan.refused_attrs[id(stmt.body[0])] = attrs
+                        plan.refused[id(stmt.body[0])] = (holder, attrs)
                         continue
                     pairs = [(a, code_of(v)) for a, v in zip(attrs, values)]
                     plan.writes[id(stmt.body[0])] = (holder, pairs)
@@ -452,14 +438,14 @@ def _plan(module: cst.Module, module_classes: set[str]) -> _Plan:
                         passed.setdefault(b, set()).update(attrs)
     for name, attrs in passed.items():
         entry = threadable[name][0]
-        plan.entries[id(entry)] = tuple(sorted(attrs, key=lambda a: _read_order(entry, a)))
+        code = code_of(entry.body)  # the arguments in the order construct first reads the attributes
+
+        def first_read(attr: str, code=code) -> tuple[int, str]:
+            at = code.find(f"self.{attr}")
+            return (at if at >= 0 else len(code), attr)
+
+        plan.entries[id(entry)] = tuple(sorted(attrs, key=first_read))
     return plan
-
-
-def _read_order(entry: cst.FunctionDef, attr: str) -> tuple[int, str]:
-    code = code_of(entry.body)
-    at = code.find(f"self.{attr}")
-    return (at if at >= 0 else len(code), attr)
 
 
 def _threaded_calls(following: list, holder: str, values) -> list[cst.SimpleStatementLine]:

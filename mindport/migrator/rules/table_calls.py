@@ -83,7 +83,7 @@ from mindport.migrator.named_results import result_fields, torch_result_fields
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import MODULE_AND_TENSOR_METHODS, NOT_TENSOR_KINDS, operand_kind, self_attribute_kind, \
     receiver_kind
-from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, head_name, target_names
+from mindport.migrator.syntax import NO_SPACE_EQUAL, code_of, head_name, int_literal, target_names
 from mindport.migrator.imports import reexport_candidates
 from mindport.migrator.table import (
     ADAPT_MODULE,
@@ -197,15 +197,8 @@ def _swap_either_way(call: cst.Call) -> bool:
     if not isinstance(func, cst.Attribute) or func.attr.value != "transpose" or len(call.args) != 2 \
             or any(a.keyword or a.star for a in call.args):
         return False
-    axes = []
-    for arg in call.args:
-        value, sign = arg.value, 1
-        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-            value, sign = value.expression, -1
-        if not isinstance(value, cst.Integer):
-            return False
-        axes.append(sign * int(value.value))
-    return all(-2 <= a <= 1 for a in axes) and axes[0] % 2 == 1 and axes[1] % 2 == 0
+    axes = [int_literal(arg.value) for arg in call.args]
+    return None not in axes and all(-2 <= a <= 1 for a in axes) and axes[0] % 2 == 1 and axes[1] % 2 == 0
 
 
 # size and dimensions arguments a local list may be given to (mindport.mappings.transforms.layers.IMPLICIT_VALUES,
@@ -2045,7 +2038,7 @@ class TableCallTransform(Rule):
                       OVERLAY_HINT, f"torch.Tensor.{method_name}")
             return updated_node
         if entry is None and method_name in _removed_tensor_methods() and plain is None and (
-                method_name in _REMOVED_ONLY_TENSORS or receiver_kind(func.value, self.scope) == "tensor"):
+                method_name in _REMOVED_ON_ANY_RECEIVER or receiver_kind(func.value, self.scope) == "tensor"):
             self.flag(original_node, "MP103", f"torch.Tensor.{method_name} is torch 1.x's (torch 2.x's Tensor has "
                       f"no such method, torch.fft took it over): left unconverted",
                       f"call torch.fft's function instead (x.{method_name}(n) of torch 1.x is torch.{method_name}(x, "
@@ -3622,7 +3615,7 @@ def _removed_tensor_methods() -> frozenset[str]:
 
 # of those, the names flagged on any receiver (no other object of the code is known to have them); ``fft``/``ifft``
 # only on a receiver known to be a tensor
-_REMOVED_ONLY_TENSORS = frozenset({"rfft", "irfft"})
+_REMOVED_ON_ANY_RECEIVER = frozenset({"rfft", "irfft"})
 
 
 @functools.lru_cache(maxsize=1)
