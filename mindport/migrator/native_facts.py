@@ -7150,3 +7150,71 @@ def _module_partials(module: cst.Module) -> dict[str, cst.Call]:
         if isinstance(name, cst.Name):
             bound[name.value] = bound.get(name.value, 0) + 2
     return {name: calls[0] for name, calls in found.items() if len(calls) == 1 and bound.get(name) == 1}
+
+
+def _stores(stmt: cst.CSTNode, name: str) -> bool:
+    """Does the statement bind ``name`` in any way (``=``, ``+=``, ``:=``, a loop or comprehension target, ``as``,
+    ``del``, or a global/nonlocal declaration of it)?"""
+    if _binds(stmt, name):
+        return True
+    for node in all_nodes(stmt, (cst.For, cst.CompFor)):
+        if any(n.value == name for n in all_nodes(node.target, cst.Name)):
+            return True
+    for node in all_nodes(stmt, cst.AsName):
+        if any(n.value == name for n in all_nodes(node.name, cst.Name)):
+            return True
+    for node in all_nodes(stmt, cst.Del):
+        if any(n.value == name for n in all_nodes(node.target, cst.Name)):
+            return True
+    return any(name in [n.name.value for n in node.names] for node in all_nodes(stmt, (cst.Global, cst.Nonlocal)))
+
+
+def block_binding(function: "cst.FunctionDef | None", node: cst.CSTNode, name: str):
+    """The plain ``name = value`` that a read of ``name`` in ``node`` sees in straight-line code of one block: the
+    read's statement S and that assignment B are statements of the same block (a method's body, a branch's, a loop
+    body's), B the last statement before S that binds ``name`` in any way (so B runs before S on every path to S and
+    nothing rebinds ``name`` between them; ``if self.l2: n = k.norm(...) ** 2`` then ``torch.cat((k, n))`` in that
+    branch). ``(block statements, index of B, index of S, value)``, or None (no such B in the block, B not a plain
+    one-target assignment, S a compound statement, or ``name`` bound inside S: a ``:=``, a comprehension's or a
+    lambda's variable)."""
+    if function is None:
+        return None
+    parents = _function_parents(function)
+    stmt, parent = node, parents.get(id(node))
+    while parent is not None and not (isinstance(parent, cst.IndentedBlock)
+                                      and isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement))):
+        stmt, parent = parent, parents.get(id(parent))
+    if parent is None:
+        return None
+    body = list(parent.body)
+    index = next((i for i, s in enumerate(body) if s is stmt), None)
+    if index is None or not isinstance(stmt, cst.SimpleStatementLine) \
+            or any(isinstance(n.target, cst.Name) and n.target.value == name for n in all_nodes(stmt, cst.NamedExpr)) \
+            or any(n.value == name for c in all_nodes(stmt, cst.CompFor) for n in all_nodes(c.target, cst.Name)) \
+            or any(p.name.value == name for f in all_nodes(stmt, cst.Lambda) for p in all_nodes(f.params, cst.Param)):
+        return None  # a comprehension's variable, a lambda's parameter or a := in the read's own statement
+    for b in range(index - 1, -1, -1):
+        prev = body[b]
+        if not _stores(prev, name):
+            continue
+        if isinstance(prev, cst.SimpleStatementLine) and len(prev.body) == 1 and isinstance(prev.body[0], cst.Assign) \
+                and len(prev.body[0].targets) == 1 and isinstance(prev.body[0].targets[0].target, cst.Name) \
+                and prev.body[0].targets[0].target.value == name:
+            return body, b, index, prev.body[0].value
+        return None
+    return None
+
+
+def block_rebinding_values(body: list, low: int, high: int, name: str) -> "list | None":
+    """The values of the statements strictly between ``body[low]`` and ``body[high]`` that bind ``name``, each a
+    plain ``name = value``; None when one binds it any other way."""
+    values = []
+    for stmt in body[low + 1:high]:
+        if not _stores(stmt, name):
+            continue
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign) \
+                and len(stmt.body[0].targets) == 1 and isinstance(stmt.body[0].targets[0].target, cst.Name):
+            values.append(stmt.body[0].value)
+            continue
+        return None
+    return values

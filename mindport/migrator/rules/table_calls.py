@@ -19,6 +19,8 @@ from mindport.mappings.transforms.layers import IMPLICIT_VALUES, SEVERAL_ITEMS
 from mindport.migrator.einsum_native import native_einsum
 from mindport.migrator.native_facts import (
     MUTABLE_DISPLAYS,
+    block_binding,
+    block_rebinding_values,
     RealFacts,
     dtype_name,
     dtype_property,
@@ -1487,6 +1489,8 @@ class TableCallTransform(Rule):
         floats = self._floats()
         order = floats._order  # noqa: SLF001
         followed: list[tuple[str, int]] = []  # (name reached, position of the binding read through)
+        in_block: list[tuple] = []  # (name reached, block statements, index of the binding, of the reading statement)
+        function = self._functions[-1] if self._functions else None
 
         def root(expr, depth=0):
             while True:
@@ -1500,9 +1504,17 @@ class TableCallTransform(Rule):
                         if isinstance(reached, str):
                             followed.append((reached, order.statement_position(found[0])))
                             return reached
+                    block = block_binding(function, expr, expr.value) if found is None and depth < 4 else None
+                    if block is not None and not isinstance(block[3], MUTABLE_DISPLAYS):
+                        reached = root(block[3], depth + 1)
+                        if isinstance(reached, str):
+                            in_block.append((reached, *block[:3]))
+                            return reached
                     return expr.value
                 elif isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
                     expr = expr.expression  # -x2: x2's dtype
+                elif isinstance(expr, cst.BinaryOperation) and _integer_literal_operand(expr) is not None:
+                    expr = _integer_literal_operand(expr)  # 2 * q, x ** 2, y - 1: the tensor's dtype
                 elif isinstance(expr, cst.Subscript):
                     expr = expr.value
                 elif isinstance(expr, cst.Call) and not any(a.keyword is not None and a.keyword.value == "dtype"
@@ -1520,12 +1532,19 @@ class TableCallTransform(Rule):
         roots = {root(m) for m in members}
         if len(roots) != 1 or None in roots:
             return False
+        for name, body, low, high in in_block:  # the name reached keeps its value (or a dtype-keeping form of it)
+            values = block_rebinding_values(body, low, high, name)
+            if values is None or any(root(v, depth=4) != name for v in values):
+                return False
         if not followed:
             return True
         join = order.statement_position(order.statement_of(members[0]))
         bindings = order._binding_stmts  # noqa: SLF001
-        return join >= 0 and not any(low < order.statement_position(stmt) < join
-                                     for name, low in followed for stmt, _ in bindings.get(name, []))
+
+        def kept(name, value) -> bool:  # x = F.pad(x, ...): a rebinding of the name to a dtype-keeping form of it
+            return value is not None and root(value, depth=4) == name
+        return join >= 0 and not any(low < order.statement_position(stmt) < join and not kept(name, value)
+                                     for name, low in followed for stmt, value in bindings.get(name, []))
 
     def _observed_uniform(self, call: cst.Call) -> bool:
         """Did the recorded run (``Options.uniform_sites``) see one dtype among the tensors joined at this call?"""
@@ -3330,13 +3349,38 @@ def _local_names(function: cst.FunctionDef) -> frozenset[str]:
 
 # what keeps its input's dtype, for a join's members derived from one name (TableCallTransform._same_root)
 _LIKE_KEEPING = frozenset({"torch.zeros_like", "torch.ones_like", "torch.empty_like", "torch.full_like",
-                           "torch.randn_like", "torch.rand_like", "torch.flip", "torch.roll", "torch.conj"})
+                           "torch.randn_like", "torch.rand_like", "torch.flip", "torch.roll", "torch.conj",
+                           "torch.nn.functional.pad",  # the fill value is cast to the input's dtype
+                           "torch.norm"})  # norm: a real float's dtype (torch refuses an integer; see _KEEPING_METHODS)
 # methods whose new tensor has the receiver's dtype unless a dtype is given (x.new_zeros(n))
 _NEW_METHODS = frozenset({"new_zeros", "new_ones", "new_empty", "new_full"})
 _KEEPING_METHODS = frozenset({"conj", "clone", "detach", "flip", "roll", "view", "reshape", "permute", "transpose",
                               "contiguous", "unsqueeze", "squeeze", "expand", "expand_as", "repeat", "narrow",
                               "flatten", "neg", "abs", "t", "view_as", "reshape_as", "tril", "triu",
-                              "mean", "amax", "amin"})  # mean: a float's dtype (torch refuses an integer)
+                              "mean", "amax", "amin", "norm"})
+# mean, norm: a float's dtype (torch refuses an integer); norm of a complex tensor is real, and MindSpore's Concat
+# refuses that mixed join loudly (complex64 with float32: "KernelMod Init Failed"), never a silent value
+
+
+def _integer_literal_operand(expr: cst.BinaryOperation):
+    """The tensor side of ``2 * q``, ``q * 2``, ``x + 1``, ``y - 1``, ``x ** 2`` (an integer literal on the other
+    side; for ``**`` only as the exponent): torch keeps the tensor's dtype there (a Python int never widens a
+    tensor's category), but for a bool tensor, which becomes int64 -- a join of it with the bool one is refused by
+    MindSpore's Concat loudly (Bool with Int64). None for any other operation (``x / 2`` of an integer ``x`` is
+    float; ``0.5 * x`` too)."""
+    def integer(node) -> bool:
+        return isinstance(node, cst.Integer) or (isinstance(node, cst.UnaryOperation)
+                                                 and isinstance(node.operator, cst.Minus)
+                                                 and isinstance(node.expression, cst.Integer))
+    if isinstance(expr.operator, cst.Power):
+        return expr.left if integer(expr.right) else None
+    if not isinstance(expr.operator, (cst.Multiply, cst.Add, cst.Subtract)):
+        return None
+    if integer(expr.left) and not integer(expr.right):
+        return expr.right
+    if integer(expr.right) and not integer(expr.left):
+        return expr.left
+    return None
 
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
 GUARDS = "mindport.runtime.math"
