@@ -86,6 +86,21 @@ reads its input twice: the converter would have to bind it first), their masked 
 cait/cross_vit joins ``torch.cat((x, context), 1)`` of a caller's ``context`` (an integer one torch promotes);
 x_transformers' ``~causal_mask`` of ``self.create_causal_mask(...)``, an attribute bound to one of two module-level
 functions both returning bool (BoolFacts reads neither the file's functions nor ``F.pad`` of a bool).
+On native52 (a join's members derived from one tensor through integer-literal arithmetic, ``2 * q``, ``x ** 2``, ``norm``
+and ``F.pad``, read through a plain binding of the same block, a branch's or a loop's (native_facts.block_binding), and
+across rebindings of the name to a dtype-keeping form of it, ``k = F.pad(k, ...)``; from a6287a91): code-only
+1342/16535 = 8.1 % -> 1334/16527 = 8.1 %, 14/60 -> 14/60; ``--facts`` 1274/16506 = 7.7 % -> 1266/16498 = 7.7 %, 24/60 ->
+24/60 (mp_tensor.promoted 152 -> 144 code-only, 123 -> 115 with facts: x-transformers' l2-distance attention
+``torch.cat((2 * q, q_norm_sq))`` under ``if self.l2_distance:``, a branch the recorded run does not take; only the
+four x-transformers entries' output changed; their wild parity 4/4, GRAPH_MODE 4/4). The other promoted sites read at this point need a run-time decision or a
+fact the code does not give: a caller's tensor joined to a computed one (cait/cross_vit ``context``, ddpm's
+``x_self_cond``, glide's ``inpaint_image``, x-transformers' memories and cached keys), a rotary half joined to a half
+promoted by ``freqs`` (``(t, t_unrotated)``), integer labels joined to a float fill (sam's ``padding_label``). Still
+open: the attentions' tanh; a single-read form of MindSpore's own ops does not reach torch's precision
+(``1 - 2 / (ops.exp(2 * x) + 1)`` is 1.6e-6 from float64 over [-20, 20] and 9.5e-7 at x = 1e-6, relative error 5 %);
+nasnet's ``nn.Conv2d(..., **kwargs)`` (the runtime builder, since ``padding_mode`` may come in the keywords: every
+construction of SeperableConv2d in the file passes none, nor does any of SeperableBranch, which hands its own
+``**kwargs`` on to it: a two-level cross-call fact nothing reads yet).
 """
 from __future__ import annotations
 
