@@ -2489,8 +2489,12 @@ class TrainingLoopRule(Rule):
                     continue  # model.set_train(True): before the outermost loop of the scope, unless it binds the model
                 if _contains(stmt, loop):
                     self._preludes.remove((loop, prelude))
-                    if moding and self._evaluated_before(out, prelude):
-                        continue  # torch's model is in inference mode there: MindSpore's Cell is too
+                    if moding:  # a model switched to inference mode before the loop keeps it (torch trains it so:
+                        # MindSpore's Cell is too); each model on its own, the others of the step train from birth
+                        # (a frozen teacher's eval() had kept its student's BatchNorm in inference mode as well)
+                        prelude = [m for m in prelude if not self._evaluated_before(out, [m])]
+                        if not prelude:
+                            continue
                     if moding and (at := self._called_since_built(out, prelude)) is not None:
                         out[at:at] = prelude  # right after the model is built: it is called before the loop
                         continue
