@@ -350,8 +350,10 @@ def _install_torch(mode, state):
                                 loaded = {key: torch.from_numpy(nudged(data[key], _nudges) if mode == "nudge"
                                                                 else data[key]) for key in data.files}
                             self.load_state_dict(loaded, strict=False)
-                    else:
-                        np.savez(path, **{key: v.detach().cpu().numpy() for key, v in self.state_dict().items()})
+                    else:  # tensors only (a module's extra state, a lazy layer's unmade weights: not recorded)
+                        np.savez(path, **{key: v.detach().cpu().numpy() for key, v in self.state_dict().items()
+                                          if isinstance(v, torch.Tensor) and not isinstance(v, UninitializedParameter)
+                                          and not torch.nn.parameter.is_lazy(v)})
         calls["depth"] += 1
         try:
             return real_call(self, *a, **k)
