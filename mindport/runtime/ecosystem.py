@@ -145,3 +145,28 @@ class Mlp(nn.Cell):
 
 __all__ = ["DropPath", "Mlp", "StochasticDepth", "drop_path", "make_divisible", "stochastic_depth", "to_1tuple",
            "to_2tuple", "to_3tuple", "to_4tuple", "to_ntuple"]
+
+
+# ----------------------------------------------------------------------------------------------- apex AMP
+
+def amp_initialize(models, optimizers=None, *args, **kwargs):
+    """apex's ``amp.initialize(model, optimizer, opt_level=...)``: the models and optimizers as given (one or a list
+    each, as apex returns them). A converted program runs in float32: apex casts for CUDA only, and its loss scaling
+    changes no gradient a step reads (it unscales before the optimizer), so nothing is cast or wrapped."""
+    return models if optimizers is None else (models, optimizers)
+
+
+class amp_scale_loss:  # noqa: N801 - apex's name
+    """apex's ``with amp.scale_loss(loss, optimizer) as scaled_loss:``: gives the loss itself, the scale a no-op (as
+    GradScaler's on the CPU). The training rule reads the ``as`` name's ``.backward()`` as the loss's own
+    (mindport/migrator/rules/training_loop.py ``_apex_scaled``), so the step is differentiated where the loss is
+    computed."""
+
+    def __init__(self, loss, optimizers=None, loss_id=0, model=None, delay_unscale=False, delay_overflow_check=False):
+        self.loss = loss
+
+    def __enter__(self):
+        return self.loss
+
+    def __exit__(self, *exc) -> bool:
+        return False

@@ -76,6 +76,7 @@ from collections import Counter
 import libcst as cst
 
 from mindport.mappings import bundled_registry
+from mindport.migrator.imports import runtime_alias
 from mindport.migrator.native_facts import all_nodes
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.training_region import (RANDOM_DRAWS, Plan, Site, Unfit, _discarded_model_call,
@@ -176,6 +177,47 @@ class TrainingLoopRule(Rule):
                         optimizer(grads)
             """,
             note="A file that calls eval() before the loop and never train(): torch trains the model in inference mode (Dropout off), so no set_train(True) goes before the loop; the Cell stays as eval() left it.",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+                from apex import amp
+
+
+                def train(model, loader):
+                    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+                    model, optimizer = amp.initialize(model, optimizer, opt_level="O1")
+                    for x, y in loader:
+                        loss = nn.functional.mse_loss(model(x), y)
+                        optimizer.zero_grad()
+                        with amp.scale_loss(loss, optimizer) as scaled_loss:
+                            scaled_loss.backward()
+                        optimizer.step()
+            """,
+            after="""
+                from mindspore.experimental import optim as ms_optim
+                from mindport.runtime import nn_functional as mp_F
+                from mindport.runtime import ecosystem as mp_ecosystem
+                from mindport.runtime import training as mp_train
+
+
+                def train(model, loader):
+                    optimizer = ms_optim.SGD(model.trainable_params(), lr=0.1)
+                    model, optimizer = mp_ecosystem.amp_initialize(models=model, optimizers=optimizer, opt_level="O1")
+                    model.set_train(True)
+                    for x, y in loader:
+                        def forward_fn():
+                            loss = mp_F.mse_loss(model(x), y)
+                            return loss
+                        grad_fn = mp_train.value_and_grad(forward_fn, mp_train.parameters(optimizer, model))
+                        loss, grads = grad_fn()
+                        mp_train.zero_grad(optimizer)
+                        with mp_ecosystem.amp_scale_loss(loss=loss, optimizers=optimizer) as scaled_loss:
+                            mp_train.backward(grads)
+                        optimizer(mp_train.grads_of(optimizer))
+            """,
+            note="apex AMP (mapped in packages.toml: initialize returns its arguments, scale_loss gives the loss itself): the with's target is read as the loss it wraps, so scaled_loss.backward() is the loss's own backward, differentiated where the loss is computed (it was 'not computed in this block', MP105, the loop left to torch).",
         ),
         Example(
             before="""
@@ -1825,7 +1867,7 @@ class TrainingLoopRule(Rule):
         elif enclosing:
             body, calls = self._handed_losses(body, calls, enclosing, grads_only=True)
         try:
-            sites = [self._site(index, call) for index, call in calls]
+            sites = [self._site(index, call, body) for index, call in calls]
             try:
                 plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
                                    self._own_methods())
@@ -1835,7 +1877,7 @@ class TrainingLoopRule(Rule):
                 body = parallel
                 calls = [(index, call) for index, stmt in enumerate(body)
                          for call in _backward_calls(stmt, self._grad_calls) if id(call) in self._sites]
-                sites = [self._site(index, call) for index, call in calls]
+                sites = [self._site(index, call, body) for index, call in calls]
                 plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
                                    self._own_methods())
             if (drawn := self._draw_once(body, plans)) is not None or \
@@ -1843,7 +1885,7 @@ class TrainingLoopRule(Rule):
                 body = drawn
                 calls = [(index, call) for index, stmt in enumerate(body)
                          for call in _backward_calls(stmt, self._grad_calls) if id(call) in self._sites]
-                sites = [self._site(index, call) for index, call in calls]
+                sites = [self._site(index, call, body) for index, call in calls]
                 plans = plan_block(body, sites, self._forward_names(body), self.leaves, self._read_elsewhere,
                                    self._own_methods())
         except Unfit as exc:
@@ -1974,7 +2016,7 @@ class TrainingLoopRule(Rule):
             lines = [parse_statement(f"{name} = {name}\n") for name in handed]
         return lines + body, [(index + len(handed), call) for index, call in calls]
 
-    def _site(self, index: int, call: cst.Call):
+    def _site(self, index: int, call: cst.Call, body: list | None = None):
         if id(call) in self._grad_calls:  # torch.autograd.grad(outputs, inputs, grad_outputs, ...)
             args = _autograd_args(call)
             if "outputs" not in args or "inputs" not in args or isinstance(args["outputs"], (cst.List, cst.Tuple)):
@@ -2000,10 +2042,36 @@ class TrainingLoopRule(Rule):
         if (scaled := method_call(expr, "scale")) is not None and _receiver_name(scaled) in self.scalers \
                 and len(scaled.args) == 1:
             expr = scaled.args[0].value  # scaler.scale(loss).backward(): full precision, nothing to scale
+        elif isinstance(expr, cst.Name) and body is not None and (wrapped := self._apex_scaled(
+                body[index], call, expr.value)) is not None:
+            expr = wrapped  # with amp.scale_loss(loss, opt) as scaled_loss: scaled_loss.backward(): loss's own
         loss = expr.value if isinstance(expr, cst.Name) else None
         if loss is None and isinstance(expr, cst.BinaryOperation) and isinstance(expr.left, cst.Name):
             loss = expr.left.value  # (loss / accum_steps).backward()
         return Site(index, call, expr, loss, args.get("inputs"))
+
+    def _apex_scaled(self, stmt, call: cst.Call, name: str) -> cst.BaseExpression | None:
+        """The loss an apex ``with amp.scale_loss(loss, optimizer) as scaled_loss:`` item wraps, when ``name`` is that
+        item's target and the backward call stands in its body (kekmodel/FixMatch-pytorch's ``if args.amp:`` step).
+        apex scales for CUDA only and unscales before the optimizer steps, so ``scaled_loss.backward()`` is
+        ``loss.backward()`` (as ``scaler.scale(loss)`` on the CPU); read as a value the block does not compute, the
+        whole loop had been left to torch (MP105). The item is apex's (``apex.amp.scale_loss``) or already its
+        mapping (``mindport.runtime.ecosystem.amp_scale_loss``, packages.toml); the loss is its first argument."""
+        mapped = f"{runtime_alias('mindport.runtime.ecosystem')}.amp_scale_loss"
+        for with_node in [stmt] + all_nodes(stmt, cst.With):
+            if not isinstance(with_node, cst.With) or not any(c is call for c in all_nodes(with_node.body, cst.Call)):
+                continue
+            for item in with_node.items:
+                value = item.item
+                if item.asname is None or not isinstance(item.asname.name, cst.Name) \
+                        or item.asname.name.value != name or not isinstance(value, cst.Call) \
+                        or (self.scope.resolve(value.func) != "apex.amp.scale_loss"
+                            and dotted_name(value.func) != mapped):
+                    continue
+                loss = next((a.value for a in value.args if a.keyword is not None and a.keyword.value == "loss"),
+                            None) or next((a.value for a in value.args if a.keyword is None and not a.star), None)
+                return loss
+        return None
 
     # --- torch.autograd.grad(..., create_graph=True): a function of its inputs, differentiated where it stands
     def _graph_sites(self, body: list) -> list:
@@ -2421,8 +2489,12 @@ class TrainingLoopRule(Rule):
                     continue  # model.set_train(True): before the outermost loop of the scope, unless it binds the model
                 if _contains(stmt, loop):
                     self._preludes.remove((loop, prelude))
-                    if moding and self._evaluated_before(out, prelude):
-                        continue  # torch's model is in inference mode there: MindSpore's Cell is too
+                    if moding:  # a model switched to inference mode before the loop keeps it (torch trains it so:
+                        # MindSpore's Cell is too); each model on its own, the others of the step train from birth
+                        # (a frozen teacher's eval() had kept its student's BatchNorm in inference mode as well)
+                        prelude = [m for m in prelude if not self._evaluated_before(out, [m])]
+                        if not prelude:
+                            continue
                     if moding and (at := self._called_since_built(out, prelude)) is not None:
                         out[at:at] = prelude  # right after the model is built: it is called before the loop
                         continue
