@@ -31,6 +31,11 @@ class FunctionKeyedDictTransform(GraphMethodRule):
     displays of plain keys (every key a function the file defines, or a torch function) that the file never changes
     (no item write, ``update``, ``pop``, ``del``, ``global``, rebinding), read as ``name[key]`` with ``key`` a name or
     an attribute chain; any other read of such a dict in a model's method is said (MP107).
+
+    A membership test of a name or attribute chain in a tuple or list display of such functions (``if self.h in
+    (F.elu, F.leaky_relu):``) is ``(self.h == F.elu or self.h == F.leaky_relu)`` in a model's method: a graph builds
+    that display as a sequence of tensors and fails to compile ("Unsupported element type[unknown] to set element
+    data type for KernelTensor", MindSpore 2.10), where ``==`` of two functions compiles (measured).
     """
 
     MODULE_FUNCTIONS = True
@@ -110,7 +115,7 @@ class FunctionKeyedDictTransform(GraphMethodRule):
 
     def visit_Module(self, node: cst.Module) -> None:
         super().visit_Module(node)
-        defs = {s.name.value for s in module_level(node.body) if isinstance(s, cst.FunctionDef)}
+        defs = self._defs = {s.name.value for s in module_level(node.body) if isinstance(s, cst.FunctionDef)}
         for stmt in module_level(node.body):
             table = _display(stmt)
             if table is None:
@@ -145,6 +150,23 @@ class FunctionKeyedDictTransform(GraphMethodRule):
                 chain = f"_mp_{name}_values[{i}] if {key_code} == _mp_{name}_keys[{i}] else {chain}"
             return parse_expression(f"({chain})")
         return updated_node
+
+    def leave_Comparison(self, original_node, updated_node):
+        # h in (F.elu, F.leaky_relu) -> (h == F.elu or h == F.leaky_relu): a graph builds the tuple of functions as a
+        # sequence of kernel tensors and fails ("Unsupported element type[unknown] ... KernelTensor")
+        if not self.compiled or len(original_node.comparisons) != 1 or not _plain(original_node.left):
+            return updated_node
+        test = original_node.comparisons[0]
+        members = test.comparator
+        if not isinstance(test.operator, (cst.In, cst.NotIn)) or not isinstance(members, (cst.Tuple, cst.List)) \
+                or not members.elements or any(isinstance(e, cst.StarredElement) for e in members.elements) \
+                or not all(self._function(e.value, getattr(self, "_defs", set())) for e in members.elements):
+            return updated_node
+        code = cst.Module([]).code_for_node
+        left = code(updated_node.left)
+        ored = " or ".join(f"{left} == {code(e.value)}" for e in updated_node.comparisons[0].comparator.elements)
+        self.ctx.converted_sites += 1
+        return parse_expression(f"not ({ored})" if isinstance(test.operator, cst.NotIn) else f"({ored})")
 
     def leave_Name(self, original_node, updated_node):
         name = original_node.value
