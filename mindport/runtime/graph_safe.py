@@ -42,6 +42,12 @@ def joined(parts):
     return out
 
 
+def missing_key(key):
+    """A key a dict read by position does not hold (FunctionKeyedDictTransform: a module-level dict keyed by
+    functions, read in a graph through tuples of its keys and values): KeyError, as the dict's lookup raises."""
+    raise KeyError(key)
+
+
 def dict_copy(source):
     """``dict(x)`` of one argument: a dict is copied item by item (``update``), anything else goes to ``dict``.
 

@@ -37,6 +37,16 @@ TriangularSolve = namedtuple("triangular_solve", ["solution", "cloned_coefficien
 
 _EPS = {ms.float16: 2.0 ** -10, ms.bfloat16: 2.0 ** -7, ms.float32: 2.0 ** -23, ms.float64: 2.0 ** -52,
         ms.complex64: 2.0 ** -23, ms.complex128: 2.0 ** -52}
+
+
+@ms.constexpr
+def _eps(dtype):
+    """The machine epsilon of ``dtype`` (``_EPS``), a constant in a graph: a static graph reads a dict keyed by
+    dtypes through its JIT Fallback, and the rank computed from it had no known shape or dtype there, nor had a
+    tuple holding it (``lstsq``'s: Koopa's ``bmm`` of the solution, then ``torch.cat``, failed to compile)."""
+    return _EPS[dtype]
+
+
 _COMPLEX = (ms.complex64, ms.complex128)
 
 
@@ -355,7 +365,7 @@ def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None):
         input = _from_lower(input)
     s = ops.svd(input, compute_uv=False)
     if rtol is None:
-        rtol = 0.0 if atol is not None and atol > 0 else _EPS[input.dtype] * max(input.shape[-2:])
+        rtol = 0.0 if atol is not None and atol > 0 else _eps(input.dtype) * max(input.shape[-2:])
     tol = ops.maximum(ms.Tensor(0.0 if atol is None else atol, s.dtype), rtol * s.max(-1, keepdims=True))
     return (s > tol).astype(ms.int64).sum(-1)
 

@@ -25,6 +25,7 @@ from mindport.migrator.rules.callable_tests import CallableTestTransform
 from mindport.migrator.rules.math_calls import MathCallTransform
 from mindport.migrator.rules.numpy_scalars import NumpyScalarTransform
 from mindport.migrator.rules.format_specs import FormatSpecTransform
+from mindport.migrator.rules.function_keys import FunctionKeyedDictTransform
 from mindport.migrator.rules.indexing import IndexTransform
 from mindport.migrator.rules.slice_guards import SliceGuardTransform
 from mindport.migrator.rules.init_calls import InitTransform
@@ -126,6 +127,7 @@ RULES = (
     DictUnpackTransform,          # {**a, **b} in a function -> merged_dict(a, b) (GRAPH_MODE reads ** wrong)
     SubCellArgumentTransform,     # blk.H = H before blk(x) -> blk(x, _mp_H=H), its construct reads _mp_H (GRAPH_MODE)
     GraphContainerTransform,      # dict(d) in a model method -> dict_copy(d); m = l then m.append: MP107 (GRAPH_MODE)
+    FunctionKeyedDictTransform,   # D[self.h] of a module-level dict keyed by functions -> its keys/values tuples (GRAPH_MODE)
     ReversedCellsTransform,       # for up in reversed(self.up) -> list(self.up)[::-1] (GRAPH_MODE)
     ListPopTransform,             # skips.pop() in a model method -> skips[-1]; skips = skips[:-1] (GRAPH_MODE)
     IterNextTransform,            # it = iter(xs); next(it, d) in a model method -> xs and an index (GRAPH_MODE)
@@ -166,7 +168,7 @@ RULES = (
 _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, UnboundNameTransform, ListPopTransform, IterNextTransform,
                         ListExtendTransform,
                         ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
-                        PackedFieldTransform, GraphContainerTransform, SubCellArgumentTransform,
+                        PackedFieldTransform, GraphContainerTransform, FunctionKeyedDictTransform, SubCellArgumentTransform,
                         ComprehensionForsTransform, TryReraiseTransform, UnboundFallbackTransform, DisplayStatementTransform, PartialAttributeTransform, LocalDelTransform,
                         LoopElseTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
                         InertContextTransform, NamedTupleDictTransform,

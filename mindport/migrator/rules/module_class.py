@@ -453,7 +453,11 @@ class ModuleClassTransform(Rule):
 _CALL_PATH_METHODS = frozenset({
     "cells_and_names", "check_names", "check_names_and_refresh_name", "compile", "compile_and_run", "construct",
     "get_parameters", "parameters_and_names", "update_parameters_name"})
-_TAKEN_METHOD_NAMES = _CALL_PATH_METHODS | CELL_NAMES  # a Cell method of a name torch lacks is replaced too
+# A private method of Cell's is replaced as well (CELL_PRIVATE_NAMES: torch code owns every underscored name but
+# torch's own): DRL-Pytorch's C51 defines ``_predict(self, state)``, which GRAPH_MODE's ``Cell.__call__`` runs as
+# ``predict_compiled, res = self._predict(*args)``: the model's two tensors were unpacked and tested ("The tensor
+# should have only one element, but got 165"), where PyNative never calls it.
+_TAKEN_METHOD_NAMES = _CALL_PATH_METHODS | CELL_NAMES | CELL_PRIVATE_NAMES  # a Cell method torch lacks is replaced too
 
 
 def _instances_of_renamed(module: cst.Module, module_classes: set[str]) -> dict[str, set[str]]:
