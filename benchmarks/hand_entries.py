@@ -38,7 +38,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MIRRORS = Path(os.environ.get("MINDPORT_SNAPSHOTS", ROOT.parent / ".mirror"))
+# /work/.mirror beside /work/main; a worktree (/work/wt/NAME) or an export sits one level deeper or elsewhere
+MIRRORS = Path(os.environ.get("MINDPORT_SNAPSHOTS") or next(
+    (p for p in (ROOT.parent / ".mirror", ROOT.parent.parent / ".mirror", Path("/work/.mirror")) if p.is_dir()),
+    ROOT.parent / ".mirror"))
 
 
 def _gitdir(repo: str) -> Path | None:
@@ -57,7 +60,9 @@ def extract(gd: Path, commit: str, dest: Path) -> None:
     """The repository at ``commit`` into ``dest``: ``git archive``, or file by file (a snapshot may lack a large
     blob, which stops ``archive``): its Python, configuration and text files."""
     dest.mkdir(parents=True)
-    archive = subprocess.run(f"git --git-dir={gd} archive {commit} | tar -x -C {dest}", shell=True,
+    # the pipe's status is tar's: git archive stopped by a missing blob still left tar a partial tree (memeff: only
+    # its LICENSE extracted, "not discovered"), hence pipefail
+    archive = subprocess.run(["bash", "-o", "pipefail", "-c", f"git --git-dir={gd} archive {commit} | tar -x -C {dest}"],
                              capture_output=True)
     if archive.returncode == 0:
         return
