@@ -2369,7 +2369,7 @@ def _grown_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     else:
         m = re.search(r"Calculated padded input size per channel: \(([\d x]+)\)\. Kernel size: \(([\d x]+)\)", problem)
         if m is None:
-            return []
+            return _pooled_away_hint(problem, dims, rest)
         have, want = [[int(v) for v in g.split("x")] for g in m.groups()]
     if len(have) != len(want) or len(dims) < len(have) + 2 or not all(have):
         return []
@@ -2378,6 +2378,23 @@ def _grown_hint(problem: str, dims: list[int], rest: str) -> list[str]:
         if w > h:
             out[i] = dims[i] * -(-w // h)
     return _changed_form(out, dims, rest)
+
+
+_POOLED_AWAY = re.compile(r"Given input size: \(\d+(?:x\d+)+\)\. Calculated output size: \(\d+((?:x\d+)+)\)\. "
+                          r"Output size is too small")
+
+
+def _pooled_away_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """The input with its spatial axes x 4, when a pooling deep in a stack of strides got less than its window
+    ("Given input size: (16x1x2). Calculated output size: (16x0x1). Output size is too small": princeton-vl's stacked
+    hourglass, four halvings per hourglass after a stride-4 stem, needs 64 x 64). The spatial axes: every axis but
+    the batch and the channels, the channels the smallest axis, first or last (a channels-last image the forward
+    permutes, B x H x W x C, as that hourglass takes it). [] for an integer input or an input of rank < 3."""
+    m = _POOLED_AWAY.search(problem)
+    if m is None or rest.startswith("int") or len(dims) < 3:
+        return []
+    channels = 1 if dims[1] <= dims[-1] else len(dims) - 1
+    return _changed_form([v * 4 if i not in (0, channels) else v for i, v in enumerate(dims)], dims, rest)
 
 
 def _permuted_hint(problem: str, dims: list[int], rest: str) -> list[str]:
