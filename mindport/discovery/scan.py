@@ -1579,6 +1579,12 @@ def _hand_on(found: dict) -> None:
                         # a string handed on to a class that compares it (imethanlee/STGCN's STConvBlock builds
                         # ``GraphConv(approx=graph_conv_approx)``, whose forward tests ``self.approx == "linear"``)
                         p.choices = list(q.choices)
+                    if q is not None and not p.choices and not p.use and p.default is None and q.default \
+                            and re.fullmatch(r"""(['"])\w[\w\- ]*\1""", q.default):
+                        # a required string handed on to a parameter with a string default (graph-cnn.pytorch's
+                        # GCN(..., init) builds GraphConvolution(init=init), whose init='xavier' is tested against
+                        # 'uniform' / 'xavier' / 'kaiming', else NotImplementedError): that default
+                        p.choices = [q.default[1:-1]]
                     if q is not None and (q.accepts or q.item) and not (p.accepts or p.item):
                         # a per-layer argument handed on whole (ConvLSTM_Seg(kernel_size) builds ConvLSTM(kernel_size=
                         # kernel_size), which checks it is a tuple): what the stack accepts (``_layer_checks``)
