@@ -2540,7 +2540,9 @@ def _id_range_hint(problem: str, dims: list[int], rest: str) -> list[str]:
 
 # a layer of float weights given integer ids: torch's matmul and convolution messages
 _IDS_FOR_FLOATS = re.compile(r"must have the same dtype, but got (Long|Int) and (Float|Double)|"
-                             r"Input type \(torch\.LongTensor\) and weight type \(torch\.FloatTensor\)")
+                             r"Input type \(torch\.LongTensor\) and weight type \(torch\.FloatTensor\)|"
+                             # torch.mm's own words (GRU4Rec's GRUEmbedding: ``torch.mm(H, self.Wrz0)``)
+                             r"expected m1 and m2 to have the same dtype, but got: long int != float")
 
 
 def _fewer_ids(problem: str, spec: str) -> str:
@@ -2958,7 +2960,12 @@ class _LastLayer:
     def __init__(self, arguments):
         self.arguments = [self._storages(a) for a in arguments]
         self.last: set = set()
-        self._handle = None
+        # the modules entered and not yet returned, outermost (the model itself) first: a failure in a module's own
+        # code after its last layer returned is laid at that module's arguments, not at the finished layer's
+        # (GRU4Rec's GRUEmbedding: ``self.Wx0(X)`` embeds the ids, then ``torch.mm(H, W)`` refuses H given as ids;
+        # the ids were made floats, the embedding refused them). The model itself: no argument named.
+        self._open: list = []
+        self._handles: list = []
 
     @staticmethod
     def _storages(value) -> set:
@@ -2976,16 +2983,23 @@ class _LastLayer:
         return set()
 
     def __enter__(self):
-        from torch.nn.modules.module import register_module_forward_pre_hook
+        from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
         def pre(module, args):
             self.last = self._storages(args)
+            self._open.append(self.last)
 
-        self._handle = register_module_forward_pre_hook(pre)
+        def post(module, args, output):
+            if self._open:
+                self._open.pop()
+            self.last = self._open[-1] if len(self._open) > 1 else set()
+
+        self._handles = [register_module_forward_pre_hook(pre), register_module_forward_hook(post)]
         return self
 
     def __exit__(self, *exc):
-        self._handle.remove()
+        for handle in self._handles:
+            handle.remove()
         return False
 
     def inputs(self) -> set:
