@@ -26,6 +26,14 @@ configuration object). After that session's fixes (c5c4d917): proven 8 (halonet,
 (koopa, sknet: GRAPH_MODE classes), not built 3 (sam: its input; gptpt: a model argument; llamagen: memory),
 inconclusive 1 (sngan at its own init: ill-conditioned, no float64 convolution), not discovered 1 (nflows_duan: the
 class keyed to the entry's module, which re-exports it; since matched by name).
+
+Session 52 (hand52): 14 of those not-fetched entries fetched; from an export of a6287a91 (``--work /tmp/hand52first
+--max-files 200 --timeout 400 --only IDS``): proven 5, ms-failed 1 (mamba/cumsum: ``match`` in GRAPH_MODE), not built
+7, not discovered 1 (memeff: this script's extraction; ``git archive | tar`` took tar's status, now pipefail). After
+the discovery fixes (3f53d25f: FloatTensor sizes inside Parameter, a string handed on takes its callee's default,
+pooled-away images grown, failures laid at the open module): proven 8, ms-failed 1, not built 5 (gru4rec, vqacount,
+keonseq, mamba2min, maum_univnet). Snapshots are looked for beside the checkout, one level up (a worktree), then in
+/work/.mirror, or in ``MINDPORT_SNAPSHOTS``.
 """
 from __future__ import annotations
 
