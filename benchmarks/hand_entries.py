@@ -70,8 +70,8 @@ def extract(gd: Path, commit: str, dest: Path) -> None:
     dest.mkdir(parents=True)
     # the pipe's status is tar's: git archive stopped by a missing blob still left tar a partial tree (memeff: only
     # its LICENSE extracted, "not discovered"), hence pipefail
-    archive = subprocess.run(["bash", "-o", "pipefail", "-c", f"git --git-dir={gd} archive {commit} | tar -x -C {dest}"],
-                             capture_output=True)
+    archive = subprocess.run(["bash", "-o", "pipefail", "-c",
+                              f"git --git-dir={gd} archive {commit} | tar -x -C {dest}"], capture_output=True)
     if archive.returncode == 0:
         return
     for name in _git(gd, "ls-tree", "-r", "--name-only", commit).stdout.split("\n"):
