@@ -26,6 +26,14 @@ configuration object). After that session's fixes (c5c4d917): proven 8 (halonet,
 (koopa, sknet: GRAPH_MODE classes), not built 3 (sam: its input; gptpt: a model argument; llamagen: memory),
 inconclusive 1 (sngan at its own init: ill-conditioned, no float64 convolution), not discovered 1 (nflows_duan: the
 class keyed to the entry's module, which re-exports it; since matched by name).
+
+Session 52 (hand52): 14 of those not-fetched entries fetched; from an export of a6287a91 (``--work /tmp/hand52first
+--max-files 200 --timeout 400 --only IDS``): proven 5, ms-failed 1 (mamba/cumsum: ``match`` in GRAPH_MODE), not built
+7, not discovered 1 (memeff: this script's extraction; ``git archive | tar`` took tar's status, now pipefail). After
+the discovery fixes (3f53d25f: FloatTensor sizes inside Parameter, a string handed on takes its callee's default,
+pooled-away images grown, failures laid at the open module): proven 8, ms-failed 1, not built 5 (gru4rec, vqacount,
+keonseq, mamba2min, maum_univnet). Snapshots are looked for beside the checkout, one level up (a worktree), then in
+/work/.mirror, or in ``MINDPORT_SNAPSHOTS``.
 """
 from __future__ import annotations
 
@@ -38,7 +46,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MIRRORS = Path(os.environ.get("MINDPORT_SNAPSHOTS", ROOT.parent / ".mirror"))
+# /work/.mirror beside /work/main; a worktree (/work/wt/NAME) or an export sits one level deeper or elsewhere
+MIRRORS = Path(os.environ.get("MINDPORT_SNAPSHOTS") or next(
+    (p for p in (ROOT.parent / ".mirror", ROOT.parent.parent / ".mirror", Path("/work/.mirror")) if p.is_dir()),
+    ROOT.parent / ".mirror"))
 
 
 def _gitdir(repo: str) -> Path | None:
@@ -57,8 +68,10 @@ def extract(gd: Path, commit: str, dest: Path) -> None:
     """The repository at ``commit`` into ``dest``: ``git archive``, or file by file (a snapshot may lack a large
     blob, which stops ``archive``): its Python, configuration and text files."""
     dest.mkdir(parents=True)
-    archive = subprocess.run(f"git --git-dir={gd} archive {commit} | tar -x -C {dest}", shell=True,
-                             capture_output=True)
+    # the pipe's status is tar's: git archive stopped by a missing blob still left tar a partial tree (memeff: only
+    # its LICENSE extracted, "not discovered"), hence pipefail
+    archive = subprocess.run(["bash", "-o", "pipefail", "-c",
+                              f"git --git-dir={gd} archive {commit} | tar -x -C {dest}"], capture_output=True)
     if archive.returncode == 0:
         return
     for name in _git(gd, "ls-tree", "-r", "--name-only", commit).stdout.split("\n"):

@@ -2369,7 +2369,7 @@ def _grown_hint(problem: str, dims: list[int], rest: str) -> list[str]:
     else:
         m = re.search(r"Calculated padded input size per channel: \(([\d x]+)\)\. Kernel size: \(([\d x]+)\)", problem)
         if m is None:
-            return []
+            return _pooled_away_hint(problem, dims, rest)
         have, want = [[int(v) for v in g.split("x")] for g in m.groups()]
     if len(have) != len(want) or len(dims) < len(have) + 2 or not all(have):
         return []
@@ -2378,6 +2378,23 @@ def _grown_hint(problem: str, dims: list[int], rest: str) -> list[str]:
         if w > h:
             out[i] = dims[i] * -(-w // h)
     return _changed_form(out, dims, rest)
+
+
+_POOLED_AWAY = re.compile(r"Given input size: \(\d+(?:x\d+)+\)\. Calculated output size: \(\d+((?:x\d+)+)\)\. "
+                          r"Output size is too small")
+
+
+def _pooled_away_hint(problem: str, dims: list[int], rest: str) -> list[str]:
+    """The input with its spatial axes x 4, when a pooling deep in a stack of strides got less than its window
+    ("Given input size: (16x1x2). Calculated output size: (16x0x1). Output size is too small": princeton-vl's stacked
+    hourglass, four halvings per hourglass after a stride-4 stem, needs 64 x 64). The spatial axes: every axis but
+    the batch and the channels, the channels the smallest axis, first or last (a channels-last image the forward
+    permutes, B x H x W x C, as that hourglass takes it). [] for an integer input or an input of rank < 3."""
+    m = _POOLED_AWAY.search(problem)
+    if m is None or rest.startswith("int") or len(dims) < 3:
+        return []
+    channels = 1 if dims[1] <= dims[-1] else len(dims) - 1
+    return _changed_form([v * 4 if i not in (0, channels) else v for i, v in enumerate(dims)], dims, rest)
 
 
 def _permuted_hint(problem: str, dims: list[int], rest: str) -> list[str]:
@@ -2523,7 +2540,9 @@ def _id_range_hint(problem: str, dims: list[int], rest: str) -> list[str]:
 
 # a layer of float weights given integer ids: torch's matmul and convolution messages
 _IDS_FOR_FLOATS = re.compile(r"must have the same dtype, but got (Long|Int) and (Float|Double)|"
-                             r"Input type \(torch\.LongTensor\) and weight type \(torch\.FloatTensor\)")
+                             r"Input type \(torch\.LongTensor\) and weight type \(torch\.FloatTensor\)|"
+                             # torch.mm's own words (GRU4Rec's GRUEmbedding: ``torch.mm(H, self.Wrz0)``)
+                             r"expected m1 and m2 to have the same dtype, but got: long int != float")
 
 
 def _fewer_ids(problem: str, spec: str) -> str:
@@ -2941,7 +2960,12 @@ class _LastLayer:
     def __init__(self, arguments):
         self.arguments = [self._storages(a) for a in arguments]
         self.last: set = set()
-        self._handle = None
+        # the modules entered and not yet returned, outermost (the model itself) first: a failure in a module's own
+        # code after its last layer returned is laid at that module's arguments, not at the finished layer's
+        # (GRU4Rec's GRUEmbedding: ``self.Wx0(X)`` embeds the ids, then ``torch.mm(H, W)`` refuses H given as ids;
+        # the ids were made floats, the embedding refused them). The model itself: no argument named.
+        self._open: list = []
+        self._handles: list = []
 
     @staticmethod
     def _storages(value) -> set:
@@ -2959,16 +2983,23 @@ class _LastLayer:
         return set()
 
     def __enter__(self):
-        from torch.nn.modules.module import register_module_forward_pre_hook
+        from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 
         def pre(module, args):
             self.last = self._storages(args)
+            self._open.append(self.last)
 
-        self._handle = register_module_forward_pre_hook(pre)
+        def post(module, args, output):
+            if self._open:
+                self._open.pop()
+            self.last = self._open[-1] if len(self._open) > 1 else set()
+
+        self._handles = [register_module_forward_pre_hook(pre), register_module_forward_hook(post)]
         return self
 
     def __exit__(self, *exc):
-        self._handle.remove()
+        for handle in self._handles:
+            handle.remove()
         return False
 
     def inputs(self) -> set:

@@ -679,7 +679,11 @@ def _compared_strings(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
 # calls whose first argument is a tensor (a constructor argument handed to them is a tensor: pretrained embeddings)
 _TENSOR_CALLS = {"Parameter", "from_pretrained", "copy_", "from_numpy"}  # not torch.tensor(x): x may be a list
 # what makes a tensor of an array or a nested list, read through where a layer's weight is made of it
-_WEIGHT_MAKERS = {"tensor", "as_tensor", "from_numpy", "FloatTensor", "Tensor", "asarray"}
+_WEIGHT_MAKERS = {"tensor", "as_tensor", "from_numpy", "asarray"}
+# torch 1.x type constructors: data only inside from_pretrained with one argument; nn.Parameter(torch.FloatTensor(
+# in_features, out_features)) / Parameter(torch.Tensor(out_features)) hand them sizes (graph-cnn.pytorch's
+# GraphConvolution, the common idiom of that time)
+_LEGACY_MAKERS = {"FloatTensor", "Tensor", "DoubleTensor"}
 _TENSOR_METHODS = {"detach", "clone", "numpy", "cpu", "cuda", "float", "t", "dim", "numel", "requires_grad_"}
 _TABLE_LAYERS = {"Embedding", "EmbeddingBag", "Linear"}
 
@@ -837,7 +841,8 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
             if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in _TENSOR_METHODS:
                 arg = arg.func.value  # nn.Parameter(weights.clone())
             if _last(node.func) in ("from_pretrained", "Parameter") and isinstance(arg, ast.Call) and arg.args \
-                    and _last(arg.func) in _WEIGHT_MAKERS:
+                    and (_last(arg.func) in _WEIGHT_MAKERS or _last(arg.func) in _LEGACY_MAKERS
+                         and _last(node.func) == "from_pretrained" and len(arg.args) == 1):
                 # nn.Embedding.from_pretrained(torch.tensor(embedding_matrix, dtype=torch.float)) (ABSA-PyTorch's
                 # models): what a layer's weight is made of is a table, whatever makes it a tensor
                 arg = arg.args[0]
@@ -1574,6 +1579,12 @@ def _hand_on(found: dict) -> None:
                         # a string handed on to a class that compares it (imethanlee/STGCN's STConvBlock builds
                         # ``GraphConv(approx=graph_conv_approx)``, whose forward tests ``self.approx == "linear"``)
                         p.choices = list(q.choices)
+                    if q is not None and not p.choices and not p.use and p.default is None and q.default \
+                            and re.fullmatch(r"""(['"])\w[\w\- ]*\1""", q.default):
+                        # a required string handed on to a parameter with a string default (graph-cnn.pytorch's
+                        # GCN(..., init) builds GraphConvolution(init=init), whose init='xavier' is tested against
+                        # 'uniform' / 'xavier' / 'kaiming', else NotImplementedError): that default
+                        p.choices = [q.default[1:-1]]
                     if q is not None and (q.accepts or q.item) and not (p.accepts or p.item):
                         # a per-layer argument handed on whole (ConvLSTM_Seg(kernel_size) builds ConvLSTM(kernel_size=
                         # kernel_size), which checks it is a tuple): what the stack accepts (``_layer_checks``)
