@@ -627,6 +627,17 @@ else:
 _set_train._mindport_cell_set_train = _cell_set_train
 
 
+def _torch_to_own(module, own) -> dict:
+    """torch's name of each of the Cell's Parameters -> its key in the Cell's ``state_dict`` ``own`` (an Embedding's
+    ``weight`` -> ``embedding_table``, a LayerNorm's ``weight`` -> ``gamma``, at any depth); names that are the same
+    on both sides map to themselves."""
+    from mindport.runtime.containers import _torch_named_parameters
+
+    own_key = {id(value): key for key, value in own.items()}
+    return {name: own_key[id(param)] for name, param in _torch_named_parameters(module, "", True, None)
+            if id(param) in own_key}
+
+
 def _own_keys(module, own, state_dict):
     """``state_dict`` with each key the Cell does not have but torch's naming of its parameters does (an
     Embedding's ``weight`` is its ``embedding_table``, a LayerNorm's ``weight`` its ``gamma``, at any depth:
@@ -634,16 +645,52 @@ def _own_keys(module, own, state_dict):
     has, and unknown ones, are kept as they are (the Cell's own check reports them)."""
     if all(key in own for key in state_dict):
         return state_dict
-    from mindport.runtime.containers import _torch_named_parameters
-
-    own_key = {id(value): key for key, value in own.items()}
-    torch_to_own = {name: own_key[id(param)] for name, param in _torch_named_parameters(module, "", True, None)
-                    if id(param) in own_key}
+    torch_to_own = _torch_to_own(module, own)
     renamed = {}
     for key, value in state_dict.items():
         target = key if key in own else torch_to_own.get(key, key)
         renamed[target if target not in state_dict or target == key else key] = value
     return renamed
+
+
+class TorchKeyedStateDict(dict):
+    """A Cell's ``state_dict()`` read by key: the Cell's own keys and order (what ``torch.save``'s conversion writes
+    and ``load_state_dict`` reads back), and torch's name of each entry answered as well (``sd['norm.weight']`` is
+    the LayerNorm's ``norm.gamma``), so a key taken from ``named_parameters()`` (torch's names) finds its tensor:
+    kekmodel/FixMatch's EMA, ``esd[k].copy_(...)`` for each ``k`` of ``named_parameters()``, raised KeyError."""
+
+    def __init__(self, items, aliases):
+        super().__init__(items)
+        self._mp_aliases = {alias: key for alias, key in aliases.items() if alias != key}
+
+    def __missing__(self, key):
+        own = self._mp_aliases.get(key) if isinstance(key, str) else None
+        if own is None or not dict.__contains__(self, own):
+            raise KeyError(key)
+        return dict.__getitem__(self, own)
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or (
+            isinstance(key, str) and dict.__contains__(self, self._mp_aliases.get(key, key)))
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def __setitem__(self, key, value):
+        # sd[torch_name] = ... (the converter's in-place write back) replaces the Cell's own entry, adds no key
+        if isinstance(key, str) and not dict.__contains__(self, key) and key in self._mp_aliases:
+            key = self._mp_aliases[key]
+        dict.__setitem__(self, key, value)
+
+
+def state_dict(module, *args, **kwargs):
+    """``module.state_dict()`` whose result is read by key (``sd[k]``, ``sd.get(k)``, ``k in sd``): the Cell's own
+    ``state_dict`` as a :class:`TorchKeyedStateDict`, which answers torch's names too. Any other receiver (an
+    optimizer, a project object) answers its own ``state_dict``."""
+    own = module.state_dict(*args, **kwargs)
+    if not isinstance(module, nn.Cell) or args or kwargs:
+        return own
+    return TorchKeyedStateDict(own, _torch_to_own(module, own))
 
 
 def load_state_dict(module, state_dict, *args, **kwargs):

@@ -44,7 +44,10 @@ class ModuleMethodTransform(Rule):
     ``state_dict()`` stays the Cell's own (MindSpore 2.10 has torch's): keys relative to the receiver
     (``parameters_dict()`` names every Parameter by its global name, so a child layer's keys would carry the parent's
     path: ``implicit_filter.0.weight`` where torch has ``weight``), persistent buffers included, the state-dict hooks
-    run. ``load_state_dict(sd, strict)`` goes through ``mindport.runtime.layers.load_state_dict``: the Cell's own
+    run. One whose result is read by key (``sd[k]``, ``sd.get(k)``, ``k in sd``, at once or through the name it is
+    bound to) is ``mindport.runtime.layers.state_dict``: the same keys and order, and torch's name of each entry
+    answered too, so a key from ``named_parameters()`` (torch's ``norm.weight`` for the Cell's ``norm.gamma``) finds
+    its tensor (an EMA updated by ``esd[k].copy_(...)`` over ``named_parameters()``). ``load_state_dict(sd, strict)`` goes through ``mindport.runtime.layers.load_state_dict``: the Cell's own
     (and ``mindspore.load_param_into_net``) give each Parameter new storage, so after an optimizer has stepped its
     updates no longer reach the model and training silently stops; the runtime writes the Parameters in place and
     keeps the Cell's key checks (a missing or unexpected key raises unless ``strict=False``). A receiver named like an
@@ -122,6 +125,32 @@ class ModuleMethodTransform(Rule):
             note="Module methods become the Cell methods of the same meaning (state_dict is the Cell's own: keys "
                  "relative to the receiver, as torch's); named_parameters() gives torch's names (weight for a "
                  "LayerNorm's gamma).",
+        ),
+        Example(
+            before="""
+                import torch
+                def ema_update(model, ema, decay):
+                    keys = [k for k, _ in ema.named_parameters()]
+                    msd, esd = model.state_dict(), ema.state_dict()
+                    with torch.no_grad():
+                        for k in keys:
+                            esd[k].copy_(esd[k] * decay + (1 - decay) * msd[k])
+                    torch.save(ema.state_dict(), "ema.pt")
+            """,
+            after="""
+                from mindport.runtime import inplace as mp_inplace
+                from mindport.runtime import checkpoint as mp_checkpoint
+                from mindport.runtime import containers as mp_containers
+                from mindport.runtime import layers as mp_nn
+                def ema_update(model, ema, decay):
+                    keys = [k for k, _ in mp_containers.named_parameters(ema)]
+                    msd, esd = mp_nn.state_dict(model), mp_nn.state_dict(ema)
+                    for k in keys:
+                        esd[k] = mp_inplace.copy_(esd[k], src=esd[k] * decay + (1 - decay) * msd[k])
+                    mp_checkpoint.save(ema.state_dict(), "ema.pt")
+            """,
+            note="A state_dict read by key answers torch's names (a key from named_parameters(): a BatchNorm's "
+                 "weight is the Cell's gamma); one only saved stays the Cell's own.",
         ),
         Example(
             before="""
@@ -603,6 +632,8 @@ class ModuleMethodTransform(Rule):
             # ... unless the file also unfreezes: torch's optimizer holds every parameter it was given and trains one
             # unfrozen after it was built; the runtime's steps skip those frozen when they run (runtime/frozen.py)
             self._optimized = set()
+        # state_dict() calls whose result is read by key (sd[k], sd.get(k), k in sd): torch's names answered too
+        self._keyed_state_dicts = _state_dicts_read_by_key(node)
         # a class of the file with a forward method that is no nn.Module: x.forward(...) may be one of its objects
         self._plain_forward = any(
             any(isinstance(b, cst.FunctionDef) and b.name.value == "forward" for b in c.body.body)
@@ -736,6 +767,12 @@ class ModuleMethodTransform(Rule):
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.{self.HOOKS[name]}"),
                             args=[cst.Arg(func.value), *args])
+        if name == "state_dict" and not args and id(original_node) in getattr(self, "_keyed_state_dicts", ()) \
+                and not _optimizer_receiver(func.value):
+            # read by key: a key from named_parameters() (torch's names: a LayerNorm's weight) finds the Cell's gamma
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.state_dict"),
+                            args=[cst.Arg(func.value)])
         if name == "load_state_dict" and args and not _optimizer_receiver(func.value):
             # the Cell's own would give each Parameter new storage: an optimizer that stepped no longer reaches it
             self.runtime_modules.add(_RUNTIME_LAYERS)
@@ -824,6 +861,54 @@ def _forward_methods(cls: cst.ClassDef) -> frozenset[str]:
             reached.add(name)
             todo.extend(calls.get(name, ()))
     return frozenset(reached)
+
+
+def _state_dicts_read_by_key(module: cst.Module) -> set[int]:
+    """The ``x.state_dict()`` calls (no arguments) whose result is read by key: subscripted or ``.get``'s receiver
+    at once (``model.state_dict()[k]``), or bound to a name (``esd = ema.state_dict()``) that the file subscripts,
+    calls ``.get`` on or tests with ``in``. Such a key may be torch's name of a parameter (from
+    ``named_parameters()``), which the Cell's own ``state_dict`` keys by MindSpore's (``gamma``)."""
+
+    class Reads(cst.CSTVisitor):
+        def __init__(self):
+            self.calls: list[cst.Call] = []
+            self.read: set[int] = set()  # expressions subscripted, .get's receiver or in's right operand
+            self.read_names: set[str] = set()
+            self.bound: dict[str, list[int]] = {}
+
+        def _reads(self, value) -> None:
+            self.read.add(id(value))
+            if isinstance(value, cst.Name):
+                self.read_names.add(value.value)
+
+        def visit_Call(self, node) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "state_dict" and not node.args:
+                self.calls.append(node)
+            if isinstance(func, cst.Attribute) and func.attr.value == "get" and node.args:
+                self._reads(func.value)
+
+        def visit_Subscript(self, node) -> None:
+            self._reads(node.value)
+
+        def visit_ComparisonTarget(self, node) -> None:
+            if isinstance(node.operator, (cst.In, cst.NotIn)):
+                self._reads(node.comparator)
+
+        def visit_Assign(self, node) -> None:
+            for target in node.targets:
+                pairs = [(target.target, node.value)]
+                if isinstance(target.target, cst.Tuple) and isinstance(node.value, cst.Tuple) \
+                        and len(target.target.elements) == len(node.value.elements):  # msd, esd = a.sd(), b.sd()
+                    pairs = [(t.value, v.value) for t, v in zip(target.target.elements, node.value.elements)]
+                for name, value in pairs:
+                    if isinstance(name, cst.Name):
+                        self.bound.setdefault(name.value, []).append(id(value))
+
+    reads = Reads()
+    walk(module, reads)
+    keyed = {value for name in reads.read_names for value in reads.bound.get(name, ())}
+    return {id(call) for call in reads.calls if id(call) in reads.read or id(call) in keyed}
 
 
 def _optimizer_receiver(receiver: cst.BaseExpression) -> bool:
