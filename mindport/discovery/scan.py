@@ -680,6 +680,7 @@ def _compared_strings(cls: ast.ClassDef, which, attrs: dict[str, dict]) -> None:
 _TENSOR_CALLS = {"Parameter", "from_pretrained", "copy_", "from_numpy"}  # not torch.tensor(x): x may be a list
 # what makes a tensor of an array or a nested list, read through where a layer's weight is made of it
 _WEIGHT_MAKERS = {"tensor", "as_tensor", "from_numpy", "FloatTensor", "Tensor", "asarray"}
+_SIZED_MAKERS = {"FloatTensor", "Tensor"}  # torch.FloatTensor(data) or torch.FloatTensor(*sizes): several are sizes
 _TENSOR_METHODS = {"detach", "clone", "numpy", "cpu", "cuda", "float", "t", "dim", "numel", "requires_grad_"}
 _TABLE_LAYERS = {"Embedding", "EmbeddingBag", "Linear"}
 
@@ -837,9 +838,13 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
             if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in _TENSOR_METHODS:
                 arg = arg.func.value  # nn.Parameter(weights.clone())
             if _last(node.func) in ("from_pretrained", "Parameter") and isinstance(arg, ast.Call) and arg.args \
-                    and _last(arg.func) in _WEIGHT_MAKERS:
+                    and _last(arg.func) in _WEIGHT_MAKERS and not (len(arg.args) > 1
+                                                                   and _last(arg.func) in _SIZED_MAKERS):
                 # nn.Embedding.from_pretrained(torch.tensor(embedding_matrix, dtype=torch.float)) (ABSA-PyTorch's
-                # models): what a layer's weight is made of is a table, whatever makes it a tensor
+                # models): what a layer's weight is made of is a table, whatever makes it a tensor. Not the sizes
+                # torch's typed constructors take (``nn.Parameter(torch.FloatTensor(input_dim, output_dim))``,
+                # JiaxuanYou/graph-generation's GraphConv: input_dim guessed a 16 x 16 table, "new() received an
+                # invalid combination of arguments")
                 arg = arg.args[0]
             name = which(arg)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS \
