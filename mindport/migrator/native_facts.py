@@ -3564,6 +3564,33 @@ def sequence_locals(function: "cst.FunctionDef | None") -> frozenset[str]:
     return frozenset(found)
 
 
+def sequence_attributes(cls: "cst.ClassDef | None") -> frozenset[str]:
+    """Attributes of ``self`` that the class's methods assign a list or tuple display of several items, and nothing
+    else (ozanciga/gans-with-pytorch's CT-GAN block: ``self.ln_dims = [n_input, spatial_dim, spatial_dim]`` in each
+    branch that builds ``nn.LayerNorm(self.ln_dims)``): a shape of several axes, where an attribute alone may be one
+    int. A display with a starred item, an augmented assignment or any other value leaves the attribute out."""
+    if cls is None:
+        return frozenset()
+    seen: dict[str, bool] = {}
+    for node in all_nodes(cls, cst.Assign):
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                v = node.value
+                several = isinstance(v, (cst.List, cst.Tuple)) and len(v.elements) > 1 and not any(
+                    isinstance(e, cst.StarredElement) for e in v.elements)
+                seen[t.attr.value] = seen.get(t.attr.value, True) and several
+            elif not isinstance(t, cst.Name):  # ``self.a, self.b = ...``: those attributes hold other values
+                for inner in all_nodes(t, cst.Attribute):
+                    if isinstance(inner.value, cst.Name) and inner.value.value == "self":
+                        seen[inner.attr.value] = False
+    for node in [*all_nodes(cls, cst.AugAssign), *all_nodes(cls, cst.AnnAssign)]:
+        t = node.target
+        if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+            seen[t.attr.value] = False
+    return frozenset(name for name, several in seen.items() if several)
+
+
 def operand_holds(expr, test: Callable[[cst.BaseExpression], bool]) -> bool | None:
     """Arithmetic passes a kind of value on: ``test`` of an operand of ``a * b``, ``-a``, ``a[i]`` (either operand
     of a binary operation); None when ``expr`` is none of these."""

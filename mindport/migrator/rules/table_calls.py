@@ -39,6 +39,7 @@ from mindport.migrator.native_facts import (
     caller_floats_of,
     module_functions,
     real_file,
+    sequence_attributes,
     sequence_locals,
     values_only,
     indices_read,
@@ -1186,7 +1187,19 @@ class TableCallTransform(Rule):
         if arg is not None and arg.given and isinstance(arg.node, cst.Name) \
                 and arg.node.value in self._function_fact("sequences", sequence_locals):
             bound["normalized_shape"] = Arg(f"tuple({arg.source})", arg.given, None, arg.cst_arg)
+        elif arg is not None and arg.given and isinstance(arg.node, cst.Attribute) \
+                and isinstance(arg.node.value, cst.Name) and arg.node.value.value == "self" and self._class_nodes \
+                and arg.node.attr.value in self._class_sequences(self._class_nodes[-1]):
+            # an attribute the class only ever sets to a display of several axes (native_facts.sequence_attributes)
+            bound["normalized_shape"] = Arg(f"tuple({arg.source})", arg.given, None, arg.cst_arg)
         return bound
+
+    def _class_sequences(self, cls: cst.ClassDef) -> frozenset[str]:
+        """native_facts.sequence_attributes of ``cls``, computed once per class."""
+        memo = self.__dict__.setdefault("_class_sequences_memo", {})
+        if id(cls) not in memo:
+            memo[id(cls)] = (cls, sequence_attributes(cls))
+        return memo[id(cls)][1]
 
     def _flags_as_bools(self, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A layer's bool-only flag (``bias``) given a parameter of the enclosing function to which some call of the
