@@ -100,10 +100,56 @@ class DenseGraphConv(nn.Module):
 '''
 
 
+# lliuz/ARFlow's Meshgrid.forward(width, height) and _IdentityParams.forward(batch_size): numbers the forward hands
+# to a method of its own class (``self._compute_meshgrid(width=width, height=height)``, ``self._update(batch_size)``),
+# which makes them sizes (``torch.arange(0, width)``, ``torch.zeros([batch_size, 1])``: an item of a size display).
+# scan.py's number rule read the forward's own body and no display: tensors of every form were tried, "Boolean value
+# of Tensor with more than one value is ambiguous". The class: an argument handed to one of the class's methods
+# whose parameter is a size there, or an item of a size display, is a number.
+HANDED_SIZES = '''
+import torch
+from torch import nn
+
+
+class PixelGrid(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.width = 0
+        self.height = 0
+        self.scale = nn.Parameter(torch.ones(1) * 0.5)
+
+    def _grid(self, width, height):
+        xs = torch.arange(0, width).float()
+        ys = torch.arange(0, height).float()
+        return xs.repeat(height, 1), ys.repeat(width, 1).t()
+
+    def forward(self, width, height):
+        if self.width != width or self.height != height:
+            self.width, self.height = width, height
+        xx, yy = self._grid(width=width, height=height)
+        return (xx * 2 + yy) * self.scale
+
+
+class IdentityRows(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = nn.Parameter(torch.ones(1) * 0.5)
+
+    def _update(self, batch_size):
+        o = torch.zeros([batch_size, 1])
+        i = torch.ones([batch_size, 1])
+        return torch.cat([i, o, o, o, i, o], dim=1)
+
+    def forward(self, batch_size):
+        return self._update(batch_size) * self.scale
+'''
+
+
 @pytest.fixture(scope="module")
 def proven(tmp_path_factory):
     return prove_files(tmp_path_factory.mktemp("fresh54"),
-                       {"gan.py": COMMAND_LINE, "temporal.py": ODD_WIDTHS, "graph.py": SIZED_WEIGHT}, "*")
+                       {"gan.py": COMMAND_LINE, "temporal.py": ODD_WIDTHS, "graph.py": SIZED_WEIGHT,
+                        "grid.py": HANDED_SIZES}, "*")
 
 
 @pytest.mark.parametrize("name", ["gan.py:Generator", "gan.py:Critic"])
@@ -134,3 +180,10 @@ def test_the_definitions_keep_a_command_line_but_no_required_option():
     assert "opt = parser.parse_args()" in code and "n_features = opt.channels" in code, code
     assert "required=True" not in code and "loss.backward()" not in code, code
     assert len(code.split("\n")) == len(COMMAND_LINE.split("\n"))  # line for line
+
+
+@pytest.mark.parametrize("name", ["grid.py:PixelGrid", "grid.py:IdentityRows"])
+def test_numbers_a_method_of_the_class_makes_sizes_are_numbers(proven, name):
+    model = proven[name]
+    assert model["status"] == "proven", model
+    assert all(spec.startswith("value:") for spec in model["inputs"]), model
