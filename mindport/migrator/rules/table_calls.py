@@ -41,6 +41,7 @@ from mindport.migrator.native_facts import (
     real_file,
     sequence_attributes,
     sequence_locals,
+    FRESH_LAYERS,
     values_only,
     indices_read,
     ViewChain,
@@ -2347,7 +2348,8 @@ class TableCallTransform(Rule):
     def _new_object(self, expr) -> bool:
         """An expression whose value is a tensor object of its own, whatever data it shares: an operator's result,
         an index, a torch function's result (not an in-place one), a tensor method's (not one that may return its
-        receiver itself: ``x.contiguous()``, ``x.float()``, ``x.to(d)``). A change of that object's shape alone
+        receiver itself: ``x.contiguous()``, ``x.float()``, ``x.to(d)``), the call of a layer of the class that gives
+        a new tensor (``self.fc(y)`` of an ``nn.Linear``), an in-place method's on any of these. A change of that object's shape alone
         (``torch.einsum(...).unsqueeze_(1)``: gitE0Z9/pytorch-implementations' attention, which failed to compile
         in GRAPH_MODE through the runtime's in-place update) is seen by no one else."""
         if isinstance(expr, (cst.BinaryOperation, cst.Subscript)) or (
@@ -2356,6 +2358,18 @@ class TableCallTransform(Rule):
         if not isinstance(expr, cst.Call) or any(a.star for a in expr.args) \
                 or any(a.keyword is not None and a.keyword.value == "inplace" for a in expr.args):
             return False
+        func = expr.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                and self._class_layers:
+            # a layer of the class whose every construction gives a new tensor (native_facts.FRESH_LAYERS: a
+            # Linear, a convolution; not an Identity or a Dropout, which may give back their input):
+            # ozanciga/gans-with-pytorch's CT-GAN critic, ``self.l1(y).unsqueeze_(1).unsqueeze_(2)``
+            calls = self._class_layers[-1].get(func.attr.value, [])
+            return bool(calls) and all(self.scope.resolve_torch(c.func) in FRESH_LAYERS for c in calls)
+        if isinstance(func, cst.Attribute) and self.scope.resolve(func) is None and func.attr.value.endswith("_") \
+                and not func.attr.value.endswith("__") and func.attr.value not in _FLAG_METHODS \
+                and func.attr.value in _tensor_methods():
+            return self._new_object(func.value)  # an in-place method gives back its receiver: new when it is
         torch_name = self.scope.resolve_torch(expr.func)
         if torch_name is not None:
             entry = self.ctx.registry.lookup(torch_name)
