@@ -2,7 +2,8 @@
 contact: ``critic_value = self.l1(y).unsqueeze_(1).unsqueeze_(2)``) went through ``mp_inplace.unsqueeze_``, the
 runtime's write-back into the receiver, which a graph cannot compile (ms-failed in GRAPH_MODE once the LayerNorm of
 the same model was fixed). The class: the call of a layer attribute whose every construction gives a new tensor
-(native_facts.FRESH_LAYERS: a Linear, a convolution, a norm) is a tensor nothing else holds, and so is an in-place
+(native_facts.FRESH_LAYERS: a Linear, a convolution, a norm; a Sequential ending in one, as the critic's
+``self.l1 = nn.Sequential(nn.Linear(128, 1))``) is a tensor nothing else holds, and so is an in-place
 method's result on such a tensor (it gives back its receiver): its shape change is MindSpore's own out-of-place
 method (TableCallTransform._new_object). A layer that may give back its input (Identity, Dropout) keeps the runtime's
 in-place form. Compared with torch, PyNative and compiled."""
@@ -28,11 +29,12 @@ SOURCE = textwrap.dedent("""
         def __init__(self):
             super().__init__()
             self.l1 = nn.Linear(6, 1)
+            self.l2 = nn.Sequential(nn.Linear(6, 3), nn.Linear(3, 1))
             self.keep = nn.Identity()
 
         def forward(self, y):
             critic_value = self.l1(y).unsqueeze_(1).unsqueeze_(2)
-            return critic_value * 2.0 + y.mean()
+            return critic_value * 2.0 + y.mean() + self.l2(y).unsqueeze_(1).unsqueeze_(2)
 
 
     class Kept(nn.Module):
@@ -49,6 +51,7 @@ SOURCE = textwrap.dedent("""
 def test_the_identity_keeps_the_runtime_form():
     result = convert_source(SOURCE, "critic.py")
     assert "self.l1(y).unsqueeze(1).unsqueeze(2)" in result.code, result.code
+    assert "self.l2(y).unsqueeze(1).unsqueeze(2)" in result.code, result.code  # a Sequential ending in a Linear
     assert "mp_inplace.unsqueeze_(self.keep(y), dim=1)" in result.code, result.code
 
 

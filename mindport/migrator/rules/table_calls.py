@@ -2365,7 +2365,7 @@ class TableCallTransform(Rule):
             # Linear, a convolution; not an Identity or a Dropout, which may give back their input):
             # ozanciga/gans-with-pytorch's CT-GAN critic, ``self.l1(y).unsqueeze_(1).unsqueeze_(2)``
             calls = self._class_layers[-1].get(func.attr.value, [])
-            return bool(calls) and all(self.scope.resolve_torch(c.func) in FRESH_LAYERS for c in calls)
+            return bool(calls) and all(self._fresh_construction(c) for c in calls)
         if isinstance(func, cst.Attribute) and self.scope.resolve(func) is None and func.attr.value.endswith("_") \
                 and not func.attr.value.endswith("__") and func.attr.value not in _FLAG_METHODS \
                 and func.attr.value in _tensor_methods():
@@ -2380,6 +2380,16 @@ class TableCallTransform(Rule):
         return isinstance(func, cst.Attribute) and self.scope.resolve(func) is None \
             and not func.attr.value.endswith("_") and func.attr.value not in _MAY_RETURN_RECEIVER \
             and func.attr.value in _tensor_methods()
+
+    def _fresh_construction(self, call: cst.Call) -> bool:
+        """A layer construction whose call gives a new tensor: one of native_facts.FRESH_LAYERS, or an
+        ``nn.Sequential`` whose last member is (``self.l1 = nn.Sequential(nn.Linear(128, 1))``)."""
+        name = self.scope.resolve_torch(call.func)
+        if name == "torch.nn.Sequential":
+            members = [a.value for a in call.args if a.keyword is None and not a.star]
+            return len(members) == len(call.args) and bool(members) and isinstance(members[-1], cst.Call) \
+                and self._fresh_construction(members[-1])
+        return name in FRESH_LAYERS
 
     def _dtype_cast(self, target: str, mapped: dict) -> cst.BaseExpression | None:
         """``x.type(d)`` (the runtime ``type``, which decides on the value: a dtype, a torch type name, nothing)
