@@ -848,7 +848,8 @@ def _shrunk(params: list[dict]) -> str:
 
 
 _ODD_WANTED = re.compile(r"\bodd\b", re.I)
-_KERNEL_NAME = re.compile(r"(^|_)(kernel|kernel_?size|ksize|k_?size|kernel_?width|kernel_?len(gth)?)$", re.I)
+_KERNEL_NAME = re.compile(r"(^|_)(kernels?|kernel_?sizes?|ksizes?|k_?sizes?|kernel_?widths?|kernel_?len(gth)?s?|"
+                          r"filter_?widths?|filter_?sizes?)$", re.I)
 
 
 def _ctor_call(ctor: str):
@@ -867,8 +868,8 @@ def odd_kernels(ctor: str, params: list[dict]) -> str | None:
     said a number must be odd ("kernel_size should be a odd number for padding": a "same" padding of (k - 1) // 2).
     The kernel sizes are the parameters named so, given in ``ctor`` (by keyword or position) or else their int
     defaults, which a container hands on as they are (dudgns0908/Conformer's ConformerBlock: ``conv_kernel_size=32``
-    by default, its ConvolutionModule asserting an odd one; the block and the encoder not built). None when no
-    kernel size is even."""
+    by default, its ConvolutionModule asserting an odd one; the block and the encoder not built); a list of sizes,
+    one per layer (``filter_widths``), each even item odd. None when no kernel size is even."""
     import ast as _ast
 
     call = _ctor_call(ctor)
@@ -878,7 +879,12 @@ def odd_kernels(ctor: str, params: list[dict]) -> str | None:
     given = {kw.arg: kw for kw in call.keywords if kw.arg}
     changed = False
 
-    def odd(value) -> int | None:
+    def odd(value):
+        if isinstance(value, (list, tuple)) and value and all(type(v) is int for v in value):
+            # one size per layer (facebookresearch/VideoPose3D's ``filter_widths=[3, 3, 3]``, guessed [8, 16]:
+            # "Only odd filter widths are supported"): each even one odd
+            items = [odd(v) or v for v in value]
+            return type(value)(items) if items != list(value) else None
         return (value - 1 if value > 2 else 3) if type(value) is int and value % 2 == 0 else None
 
     for p in params:
@@ -897,7 +903,7 @@ def odd_kernels(ctor: str, params: list[dict]) -> str | None:
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 new = None
             if new is not None:
-                call.keywords.append(_ast.keyword(arg=name, value=_ast.Constant(new)))
+                call.keywords.append(_ast.keyword(arg=name, value=_ast.parse(repr(new), mode="eval").body))
                 changed = True
             continue
         try:
@@ -908,9 +914,9 @@ def odd_kernels(ctor: str, params: list[dict]) -> str | None:
             continue
         changed = True
         if name in given:
-            given[name].value = _ast.Constant(new)
+            given[name].value = _ast.parse(repr(new), mode="eval").body
         else:
-            call.args[index] = _ast.Constant(new)
+            call.args[index] = _ast.parse(repr(new), mode="eval").body
     if not changed:
         return None
     return _ast.unparse(call)[2:-1]

@@ -126,21 +126,65 @@ def _kept(node, known: set[str], values: set[str] = frozenset()) -> bool:
     an assignment may read)."""
     if isinstance(node, (ast.Import, ast.ImportFrom, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
         return True
-    if isinstance(node, ast.Assign):
-        return all(isinstance(t, (ast.Name, ast.Tuple)) and all(isinstance(e, ast.Name) for e in getattr(
-            t, "elts", [t])) for t in node.targets) and _constant(node.value, known, values)
+    if isinstance(node, ast.Assign) and all(isinstance(t, (ast.Name, ast.Tuple)) and all(
+            isinstance(e, ast.Name) for e in getattr(t, "elts", [t])) for t in node.targets) \
+            and _constant(node.value, known, values):
+        return True
     if isinstance(node, ast.AnnAssign):
         return isinstance(node.target, ast.Name) and node.value is not None and _constant(node.value, known, values)
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):  # the converter's set-up of its runtime
         func = node.value.func  # (``mp_train.keep_dropout_masks()`` after a converted notebook's imports)
         while isinstance(func, ast.Attribute):
             func = func.value
-        return isinstance(func, ast.Name) and func.id in known and func.id.startswith(_RUNTIME_PREFIX) and all(
-            _constant(a, known) for a in [*node.value.args, *[k.value for k in node.value.keywords]])
+        if isinstance(func, ast.Name) and func.id in known and func.id.startswith(_RUNTIME_PREFIX) and all(
+                _constant(a, known) for a in [*node.value.args, *[k.value for k in node.value.keywords]]):
+            return True
     if isinstance(node, ast.Try):  # ``try: import apex / except ImportError: apex = None``
         return all(_kept(n, known, values) for n in [*node.body, *[s for h in node.handlers for s in h.body]]) \
             and not node.orelse and not node.finalbody
-    return False
+    return _command_line(node, known)
+
+
+# argparse's calls that make a script's command line and read it: kept with their options, so that the classes (and
+# the constants kept after them: ``n_features = opt.channels * opt.img_size ** 2``) read the options' defaults
+_PARSER_METHODS = {"add_argument", "add_argument_group", "add_mutually_exclusive_group", "set_defaults", "parse_args",
+                   "parse_known_args"}
+
+
+def _command_line(node, known: set[str]) -> bool:
+    """Is the statement a script's command line, made and read at its top level (``parser =
+    argparse.ArgumentParser()``, ``parser.add_argument('--latent_dim', type=int, default=100)``, ``opt =
+    parser.parse_args()`` or ``parser.parse_known_args()[0]``), with constant arguments. A script that trains on
+    import (scripts.py) is read as its definitions, and its classes read ``opt.latent_dim`` at construction
+    (ozanciga/gans-with-pytorch: every GAN's ``nn.Linear(opt.latent_dim, ...)``, "name 'opt' is not defined").
+    The processes that import it give it no command line (the builder's and the proof sides' ``sys.argv`` are the
+    interpreter's alone), so it parses to its defaults, as the script run without options does. An option it
+    requires (``required=True``, a positional one) is not kept: parsing would exit for want of it."""
+    value = node.value if isinstance(node, (ast.Expr, ast.Assign)) else None
+    if isinstance(node, ast.Assign) and not all(
+            isinstance(t, (ast.Name, ast.Tuple)) and all(isinstance(e, ast.Name) for e in getattr(t, "elts", [t]))
+            for t in node.targets):
+        return False
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant):  # parse_known_args()[0]
+        value = value.value
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr == "ArgumentParser" or getattr(func, "id", "") == "ArgumentParser":
+        base = func.value if isinstance(func, ast.Attribute) else func
+        if not (isinstance(base, ast.Name) and base.id in known):
+            return False
+    elif not (isinstance(func, ast.Attribute) and func.attr in _PARSER_METHODS and isinstance(func.value, ast.Name)
+              and func.value.id in known):
+        return False
+    if getattr(func, "attr", "") == "add_argument":
+        first = value.args[0] if value.args else None
+        if not (isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("-")):
+            return False  # a positional option: required
+        if any(k.arg == "required" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+               for k in value.keywords):
+            return False
+    return all(_constant(a, known) for a in [*value.args, *[k.value for k in value.keywords]])
 
 
 def _constants_bound(node) -> set[str]:

@@ -844,7 +844,10 @@ def _tensor_uses(cls: ast.ClassDef, which, uses: dict[str, set], attrs: dict[str
                     and (_last(arg.func) in _WEIGHT_MAKERS or _last(arg.func) in _LEGACY_MAKERS
                          and _last(node.func) == "from_pretrained" and len(arg.args) == 1):
                 # nn.Embedding.from_pretrained(torch.tensor(embedding_matrix, dtype=torch.float)) (ABSA-PyTorch's
-                # models): what a layer's weight is made of is a table, whatever makes it a tensor
+                # models): what a layer's weight is made of is a table, whatever makes it a tensor. Not the sizes
+                # torch's typed constructors take (``nn.Parameter(torch.FloatTensor(input_dim, output_dim))``,
+                # JiaxuanYou/graph-generation's GraphConv: input_dim guessed a 16 x 16 table, "new() received an
+                # invalid combination of arguments")
                 arg = arg.args[0]
             name = which(arg)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS \
@@ -1077,7 +1080,7 @@ _SIZE_METHODS = {"view", "reshape", "expand", "repeat", "permute", "new_zeros", 
                  "unflatten", "narrow", "chunk", "split", "roll", "zeros", "ones", "empty", "randn", "rand", "arange"}
 
 
-def _forward_usage(func, params: list[Param]) -> None:
+def _forward_usage(func, params: list[Param], methods: dict | None = None) -> None:
     """How the forward uses each required argument after the first, when that use says it is a Python value rather
     than an array (``Param.use``): "callable" (``sublayer(x)``), "flag" (``if flag:``, ``not flag``), "number" (a size
     given to ``view``/``reshape``/``range``, or compared in an ``if``: ``if t == 0``; the constants it is compared
@@ -1085,7 +1088,7 @@ def _forward_usage(func, params: list[Param]) -> None:
     None). String choices (``if mode == 'norm'``) are ``_choices``'."""
     names = {p.name: p for p in params[1:] if p.default is None and p.kind == "positional"}
     if not names:
-        _first_number(func, params)
+        _first_number(func, params, methods)
         return
     uses: dict[str, set] = {n: set() for n in names}
     tests = [n.test for n in ast.walk(func) if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert))]
@@ -1130,9 +1133,12 @@ def _forward_usage(func, params: list[Param]) -> None:
                 for e in a.elts:
                     if isinstance(e, ast.Name) and e.id in names:
                         uses[e.id].add("number")
+    for name in names:
+        if not uses[name] and (_sized_in(func, name) or _handed_sized(func, name, methods)):
+            uses[name].add("number")  # an item of a size display, or a size in the class's own method it goes to
     for name, p in names.items():
         p.use = next((k for k in ("callable", "flag", "number", "optional") if k in uses[name]), "")
-    _first_number(func, params)
+    _first_number(func, params, methods)
 
 
 # torch's functions whose first argument is a tensor of ids (indices into a table, or class numbers)
@@ -1171,14 +1177,42 @@ def _arithmetic_names(exprs, names) -> list[str]:
     return found
 
 
-def _first_number(func, params: list[Param]) -> None:
+def _first_number(func, params: list[Param], methods: dict | None = None) -> None:
     """The first required argument is a number (``Param.use`` "number") when the forward hands it, alone or in
     integer arithmetic, to a size or a range (``torch.arange(j - i, j)``, ``x.view(n, -1)``, ``range(steps)``):
-    lucidrains' DynamicPositionBias.forward(i, j) makes its positions from two lengths. Only that use: a first
-    argument compared or tested is still taken for an array."""
+    lucidrains' DynamicPositionBias.forward(i, j) makes its positions from two lengths; or as an item of a size
+    display (``torch.zeros([batch_size, 1])``), or hands it to one of the class's own ``methods`` (name ->
+    FunctionDef) whose parameter it becomes is used so (lliuz/ARFlow's ``Meshgrid.forward(width, height)`` calls
+    ``self._compute_meshgrid(width=width, height=height)``, which makes ``torch.arange(0, width)``). Only that use: a
+    first argument compared or tested is still taken for an array."""
     first = next((p for p in params if p.kind == "positional"), None)
     if first is None or first.default is not None or first.use or first.annotation:
         return
+    if _sized_in(func, first.name) or _handed_sized(func, first.name, methods):
+        first.use = "number"
+
+
+def _handed_sized(func, name: str, methods: dict | None) -> bool:
+    """``func`` hands ``name`` to one of the class's own ``methods`` (``self._update(batch_size)``, by position or
+    keyword), whose parameter it becomes is a size there (:func:`_sized_in`). One hop."""
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+                and node.func.attr in (methods or {})):
+            continue
+        method = methods[node.func.attr]
+        names = [a.arg for a in [*method.args.posonlyargs, *method.args.args]][1:]
+        handed = [names[i] for i, a in enumerate(node.args) if i < len(names) and isinstance(a, ast.Name)
+                  and a.id == name]
+        handed += [k.arg for k in node.keywords if k.arg in names and isinstance(k.value, ast.Name)
+                   and k.value.id == name]
+        if any(_sized_in(method, n) for n in handed):
+            return True
+    return False
+
+
+def _sized_in(func, name: str) -> bool:
+    """``func`` hands ``name``, alone, in integer arithmetic or as an item of a display, to a size or a range."""
     creating = {"zeros", "ones", "empty", "randn", "rand", "arange", "range", "new_zeros", "new_ones", "new_empty"}
     for node in ast.walk(func):
         if isinstance(node, ast.Call) and (_last(node.func) in _SIZE_METHODS or _last(node.func) == "range"):
@@ -1187,16 +1221,18 @@ def _first_number(func, params: list[Param]) -> None:
                     and isinstance(node.func.value, ast.Name) and node.func.value.id in ("torch", "F", "np", "numpy"):
                 args = args[1:]  # torch.reshape(x, (n, -1)): the first is the tensor reshaped
             for a in args:
-                terms = [a]
-                while terms and isinstance(terms[-1], ast.BinOp) and isinstance(
-                        terms[-1].op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
-                    b = terms.pop()
-                    terms += [b.left, b.right]
-                if any(isinstance(t, ast.Name) and t.id == first.name for t in terms) and not (
-                        isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
-                        and node.func.value.id == first.name):
-                    first.use = "number"
-                    return
+                terms = [*a.elts] if isinstance(a, (ast.List, ast.Tuple)) else [a]
+                found = False
+                while terms:
+                    t = terms.pop()
+                    if isinstance(t, ast.BinOp) and isinstance(t.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)):
+                        terms += [t.left, t.right]
+                    elif isinstance(t, ast.Name) and t.id == name:
+                        found = True
+                if found and not (isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
+                                  and node.func.value.id == name):
+                    return True
+    return False
 
 
 def self_calls(func) -> list[tuple[str, list]]:
@@ -2289,7 +2325,8 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                     _ranks(fwd, fwd_params, ast.get_docstring(fwd) or ast.get_docstring(node) or "")
                     _choices(fwd, fwd_params)
                     _asserted_sizes(fwd, fwd_params)
-                    _forward_usage(fwd, fwd_params)
+                    _forward_usage(fwd, fwd_params, {m.name: m for m in node.body
+                                                     if isinstance(m, ast.FunctionDef) and m is not fwd})
                     _sequence_usage(fwd, fwd_params)
                     _mapping_usage(fwd, fwd_params)
                     _object_usage(fwd, fwd_params)

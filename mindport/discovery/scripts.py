@@ -8,7 +8,8 @@ A file *trains on import* when a statement at its top level that is a loop or a 
 ``backward`` (``loss.backward()``), or a top-level statement builds a MindSpore training step (``grad_fn =
 ms.value_and_grad(...)``: the converter's form of that loop), so that the torch file and its conversion are judged
 alike. Such a file is imported as its *definitions only*, as a notebook is
-(``notebooks.py``: imports, classes, functions, constant assignments; every other top-level statement dropped), with
+(``notebooks.py``: imports, classes, functions, constant assignments, and a command line made and read at the top,
+parsed to its defaults: ``opt = parser.parse_args()``; every other top-level statement dropped), with
 the dropped statements' lines left blank so that line numbers, tracebacks and ``inspect.getsource`` read the file as
 it is. A line shared by a kept and a dropped statement (``x = 1; train()``) keeps the file whole.
 

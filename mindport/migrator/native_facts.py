@@ -51,7 +51,7 @@ from mindport.migrator.walk import find_all, read, transform, walk
 Resolve = Callable[[cst.BaseExpression], "str | None"]
 
 # torch layers whose output is a new tensor (never their input or a view of it)
-_FRESH_LAYERS = frozenset(
+FRESH_LAYERS = frozenset(
     f"torch.nn.{name}" for name in (
         "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Linear", "Bilinear",
         "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "LayerNorm", "GroupNorm", "InstanceNorm1d",
@@ -234,7 +234,7 @@ class ClassFacts:
         return False
 
     def _fresh_layer(self, call: cst.Call) -> bool:
-        return self._resolve(call.func) in _FRESH_LAYERS
+        return self._resolve(call.func) in FRESH_LAYERS
 
     def _uses_safe(self, method: cst.FunctionDef, name: str) -> bool:
         """Every reference to ``self.<name>`` in the method is a call whose input has no reader afterwards."""
@@ -365,7 +365,7 @@ def unshared_augmented(cls: cst.ClassDef, resolve: Resolve, file: "FileFacts") -
     ``__init__`` whose ``x`` holds a tensor nothing else shares, so that writing into it (torch) and binding ``x`` to
     the result (``x = x + e``) are one (``rules/aug_rebind.py`` asks; :func:`unaliased_local_update` decides): every
     binding of ``x`` is a new tensor, an arithmetic result or the call of a layer attribute whose class gives one
-    (:data:`_FRESH_LAYERS`; an activation not asked to work in place; one that may be, on a new tensor or on ``x``
+    (:data:`FRESH_LAYERS`; an activation not asked to work in place; one that may be, on a new tensor or on ``x``
     itself: ``out = self.relu(out)``), and every read before the update keeps no reference (an operand, such a
     layer's input, ``x.shape``). Python numbers (``steps = 0``) are no such binding; a class the file subclasses (a
     subclass may give the layer attribute another class) has none."""
@@ -380,9 +380,9 @@ def unshared_augmented(cls: cst.ClassDef, resolve: Resolve, file: "FileFacts") -
             return False
         calls = layers.get(expr.func.attr.value, [])
         quals = [resolve(c.func) for c in calls]
-        if not calls or not all(q in _FRESH_LAYERS | _ACTIVATIONS for q in quals):
+        if not calls or not all(q in FRESH_LAYERS | _ACTIVATIONS for q in quals):
             return False
-        if all(q in _FRESH_LAYERS or not _maybe_inplace(c) for q, c in zip(quals, calls)):
+        if all(q in FRESH_LAYERS or not _maybe_inplace(c) for q, c in zip(quals, calls)):
             return True
         # an activation that may write into its input gives that input: new if it was, or var's own tensor
         arg = expr.args[0].value if len(expr.args) == 1 and expr.args[0].keyword is None \
@@ -1346,7 +1346,7 @@ def sequential_inplace(call: cst.Call, resolve: Resolve, is_inplace: Callable[[c
             continue
         if isinstance(value, cst.Call) and resolve(value.func) == "torch.nn.Sequential":
             safe |= sequential_inplace(value, resolve, is_inplace)
-        fresh_before = isinstance(value, cst.Call) and resolve(value.func) in _FRESH_LAYERS
+        fresh_before = isinstance(value, cst.Call) and resolve(value.func) in FRESH_LAYERS
     return safe
 
 
@@ -2677,13 +2677,13 @@ class UnmaskedFacts:
         return False
 
     def _fresh_layer(self, build: cst.Call, depth: int = 0) -> bool:
-        """A layer whose output is taken as a layer's (``self.fc(x)``): a torch layer of :data:`_FRESH_LAYERS` (or
+        """A layer whose output is taken as a layer's (``self.fc(x)``): a torch layer of :data:`FRESH_LAYERS` (or
         :data:`_FLOAT_LAYERS`), or an ``nn.Sequential`` of listed members, built directly or by a module-level factory
         of the file (:func:`_factory_call` of :func:`module_functions`: CrossFormer's ``DynamicPositionBias(dim)``),
         whose last member that does more than pass or move values (dropout, ``nn.Identity``, einops' ``Rearrange``)
         is such a layer: the sequence's output is that member's, moved."""
         qual = self._resolve(build.func)
-        if qual in _FLOAT_LAYERS | _FRESH_LAYERS:
+        if qual in _FLOAT_LAYERS | FRESH_LAYERS:
             return True
         if qual is None and isinstance(build.func, cst.Name) and build.func.value in self._functions:
             made = _factory_call(self._functions[build.func.value])
@@ -3562,6 +3562,33 @@ def sequence_locals(function: "cst.FunctionDef | None") -> frozenset[str]:
         if isinstance(node.value, cst.Name) and any(isinstance(t.target, (cst.Tuple, cst.List)) for t in node.targets):
             found.add(node.value.value)
     return frozenset(found)
+
+
+def sequence_attributes(cls: "cst.ClassDef | None") -> frozenset[str]:
+    """Attributes of ``self`` that the class's methods assign a list or tuple display of several items, and nothing
+    else (ozanciga/gans-with-pytorch's CT-GAN block: ``self.ln_dims = [n_input, spatial_dim, spatial_dim]`` in each
+    branch that builds ``nn.LayerNorm(self.ln_dims)``): a shape of several axes, where an attribute alone may be one
+    int. A display with a starred item, an augmented assignment or any other value leaves the attribute out."""
+    if cls is None:
+        return frozenset()
+    seen: dict[str, bool] = {}
+    for node in all_nodes(cls, cst.Assign):
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+                v = node.value
+                several = isinstance(v, (cst.List, cst.Tuple)) and len(v.elements) > 1 and not any(
+                    isinstance(e, cst.StarredElement) for e in v.elements)
+                seen[t.attr.value] = seen.get(t.attr.value, True) and several
+            elif not isinstance(t, cst.Name):  # ``self.a, self.b = ...``: those attributes hold other values
+                for inner in all_nodes(t, cst.Attribute):
+                    if isinstance(inner.value, cst.Name) and inner.value.value == "self":
+                        seen[inner.attr.value] = False
+    for node in [*all_nodes(cls, cst.AugAssign), *all_nodes(cls, cst.AnnAssign)]:
+        t = node.target
+        if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self":
+            seen[t.attr.value] = False
+    return frozenset(name for name, several in seen.items() if several)
 
 
 def operand_holds(expr, test: Callable[[cst.BaseExpression], bool]) -> bool | None:

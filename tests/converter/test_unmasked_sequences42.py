@@ -1,7 +1,7 @@
 """A layer built as ``nn.Sequential(...)``, directly or by a module-level factory of the file (``def
 DynamicPositionBias(dim): return nn.Sequential(...)``), gives a softmax input with no row of all -inf when its last
 member that does more than move or pass values (dropout, ``nn.Identity``, einops' ``Rearrange``) is a layer that does
-(native_facts._FRESH_LAYERS, as ``self.fc(x)`` of an ``nn.Linear`` already is: UnmaskedFacts._fresh_layer).
+(native_facts.FRESH_LAYERS, as ``self.fc(x)`` of an ``nn.Linear`` already is: UnmaskedFacts._fresh_layer).
 vit-pytorch's CrossFormer adds ``self.dpb(...)``'s biases (Linear, LayerNorm, ReLU, ..., Linear, Rearrange) to its
 scores: its ``sim.softmax(dim=-1)`` was mp_F.softmax. A sequence ending in a cell of the file keeps the runtime's.
 The converted module runs against torch in PyNative and GRAPH_MODE."""

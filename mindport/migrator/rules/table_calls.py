@@ -41,7 +41,9 @@ from mindport.migrator.native_facts import (
     caller_floats_of,
     module_functions,
     real_file,
+    sequence_attributes,
     sequence_locals,
+    FRESH_LAYERS,
     values_only,
     indices_read,
     ViewChain,
@@ -1188,7 +1190,19 @@ class TableCallTransform(Rule):
         if arg is not None and arg.given and isinstance(arg.node, cst.Name) \
                 and arg.node.value in self._function_fact("sequences", sequence_locals):
             bound["normalized_shape"] = Arg(f"tuple({arg.source})", arg.given, None, arg.cst_arg)
+        elif arg is not None and arg.given and isinstance(arg.node, cst.Attribute) \
+                and isinstance(arg.node.value, cst.Name) and arg.node.value.value == "self" and self._class_nodes \
+                and arg.node.attr.value in self._class_sequences(self._class_nodes[-1]):
+            # an attribute the class only ever sets to a display of several axes (native_facts.sequence_attributes)
+            bound["normalized_shape"] = Arg(f"tuple({arg.source})", arg.given, None, arg.cst_arg)
         return bound
+
+    def _class_sequences(self, cls: cst.ClassDef) -> frozenset[str]:
+        """native_facts.sequence_attributes of ``cls``, computed once per class."""
+        memo = self.__dict__.setdefault("_class_sequences_memo", {})
+        if id(cls) not in memo:
+            memo[id(cls)] = (cls, sequence_attributes(cls))
+        return memo[id(cls)][1]
 
     def _flags_as_bools(self, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A layer's bool-only flag (``bias``) given a parameter of the enclosing function to which some call of the
@@ -2353,7 +2367,8 @@ class TableCallTransform(Rule):
     def _new_object(self, expr) -> bool:
         """An expression whose value is a tensor object of its own, whatever data it shares: an operator's result,
         an index, a torch function's result (not an in-place one), a tensor method's (not one that may return its
-        receiver itself: ``x.contiguous()``, ``x.float()``, ``x.to(d)``). A change of that object's shape alone
+        receiver itself: ``x.contiguous()``, ``x.float()``, ``x.to(d)``), the call of a layer of the class that gives
+        a new tensor (``self.fc(y)`` of an ``nn.Linear``), an in-place method's on any of these. A change of that object's shape alone
         (``torch.einsum(...).unsqueeze_(1)``: gitE0Z9/pytorch-implementations' attention, which failed to compile
         in GRAPH_MODE through the runtime's in-place update) is seen by no one else."""
         if isinstance(expr, (cst.BinaryOperation, cst.Subscript)) or (
@@ -2362,6 +2377,18 @@ class TableCallTransform(Rule):
         if not isinstance(expr, cst.Call) or any(a.star for a in expr.args) \
                 or any(a.keyword is not None and a.keyword.value == "inplace" for a in expr.args):
             return False
+        func = expr.func
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
+                and self._class_layers:
+            # a layer of the class whose every construction gives a new tensor (native_facts.FRESH_LAYERS: a
+            # Linear, a convolution; not an Identity or a Dropout, which may give back their input):
+            # ozanciga/gans-with-pytorch's CT-GAN critic, ``self.l1(y).unsqueeze_(1).unsqueeze_(2)``
+            calls = self._class_layers[-1].get(func.attr.value, [])
+            return bool(calls) and all(self._fresh_construction(c) for c in calls)
+        if isinstance(func, cst.Attribute) and self.scope.resolve(func) is None and func.attr.value.endswith("_") \
+                and not func.attr.value.endswith("__") and func.attr.value not in _FLAG_METHODS \
+                and func.attr.value in _tensor_methods():
+            return self._new_object(func.value)  # an in-place method gives back its receiver: new when it is
         torch_name = self.scope.resolve_torch(expr.func)
         if torch_name is not None:
             entry = self.ctx.registry.lookup(torch_name)
@@ -2372,6 +2399,16 @@ class TableCallTransform(Rule):
         return isinstance(func, cst.Attribute) and self.scope.resolve(func) is None \
             and not func.attr.value.endswith("_") and func.attr.value not in _MAY_RETURN_RECEIVER \
             and func.attr.value in _tensor_methods()
+
+    def _fresh_construction(self, call: cst.Call) -> bool:
+        """A layer construction whose call gives a new tensor: one of native_facts.FRESH_LAYERS, or an
+        ``nn.Sequential`` whose last member is (``self.l1 = nn.Sequential(nn.Linear(128, 1))``)."""
+        name = self.scope.resolve_torch(call.func)
+        if name == "torch.nn.Sequential":
+            members = [a.value for a in call.args if a.keyword is None and not a.star]
+            return len(members) == len(call.args) and bool(members) and isinstance(members[-1], cst.Call) \
+                and self._fresh_construction(members[-1])
+        return name in FRESH_LAYERS
 
     def _dtype_cast(self, target: str, mapped: dict) -> cst.BaseExpression | None:
         """``x.type(d)`` (the runtime ``type``, which decides on the value: a dtype, a torch type name, nothing)
