@@ -3615,10 +3615,10 @@ def numpy_valued(expr, resolve: Resolve, local: frozenset[str] = frozenset()) ->
     passed = operand_holds(expr, lambda e: numpy_valued(e, resolve, local))
     if passed is not None:
         return passed
-    return isinstance(expr, cst.Name) and expr.value in local or _self_attribute(expr) in local
+    return isinstance(expr, cst.Name) and expr.value in local or _self_path(expr) in local
 
 
-def _self_attribute(expr) -> str | None:
+def _self_path(expr) -> str | None:
     """``self.input_dim`` -> "self.input_dim" (a name :func:`numpy_locals` keeps for an attribute it binds)."""
     return f"self.{expr.attr.value}" if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) \
         and expr.value.value == "self" else None
@@ -3635,7 +3635,7 @@ def numpy_locals(function: "cst.FunctionDef | None", resolve: Resolve,
     for node in own_nodes(function, cst.Assign):
         if numpy_valued(node.value, resolve, frozenset(found)):
             found.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-            found.update(name for t in node.targets if (name := _self_attribute(t.target)))  # self.input_dim = n
+            found.update(name for t in node.targets if (name := _self_path(t.target)))  # self.input_dim = n
     return frozenset(found)
 
 
