@@ -3476,13 +3476,16 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 # ids where a layer of float weights takes the argument ("mat1 and mat2 must have the same dtype, but
                 # got Long and Float"): the arguments that layer was given (else every one after the first, whose
                 # ids the first layer took) as floats of the same shape, next (Multitask-Recommendation-Library's
-                # SingleTaskModel: its numerical_x guessed ids beside the categorical ids, into a Linear)
+                # SingleTaskModel: its numerical_x guessed ids beside the categorical ids, into a Linear); when no
+                # layer was seen taking an argument as given (it was indexed first: ``encoder_out[sort_ind]``), each
+                # one alone after that (Image-Captioning's decoders: the image features ``encoder_out`` beside the
+                # caption ids and their lengths, all drawn as ids after the decoder's first layer, an Embedding)
                 which = sorted(culprits) if culprits else range(1, len(specs))
-                floats = [spec.split(":")[0] + ":float32" if i in which and re.fullmatch(r"\d+(x\d+)*:int\d+(:.*)?",
-                                                                                        spec) else spec
-                          for i, spec in enumerate(specs)]
-                if floats != specs:
-                    reshaped.append(floats)
+                for chosen in [which, *([] if culprits else [[i] for i in range(len(specs))])]:
+                    floats = [spec.split(":")[0] + ":float32" if i in chosen and re.fullmatch(
+                        r"\d+(x\d+)*:int\d+(:.*)?", spec) else spec for i, spec in enumerate(specs)]
+                    if floats != specs and floats not in reshaped:
+                        reshaped.append(floats)
             if len(specs) > 1 and culprits and 0 not in culprits:
                 # a shape error about another argument, given to the layer that refused it (a time series'
                 # time-feature marks, Autoformer's ``x_mark_enc`` at its ``Linear(4, d_model)`` beside the series
