@@ -1010,6 +1010,10 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         if value is not None and not value.startswith("["):  # a float-kind name read as a sequence (a diffusion's
             # betas: len(betas), 1 - betas): floats in (0, 1), as many as the class reads, else two
             return repr([round(0.1 * (i + 1), 1) for i in range(length or 2)])
+        items = param.get("items") or []
+        if "sequence" in items:  # unpacked into names some of which it reads as sequences (graph_conv_dim,
+            # aux_dim, linear_dim = conv_dim): a list of sizes at those, a size at the others
+            return repr([[size // 2, size] if kind == "sequence" else size for kind in items])
         if length:  # as long as the class reads it (H, W, C = image_shape; layers[3]): a count per stage, or sizes
             if value not in (None, "[16, 16]"):
                 return repr([2] * length)

@@ -63,6 +63,10 @@ class Param:
     accepts: str = ""
     item: int = 0  # the length of the tuples its per-layer items are (``all(isinstance(e, tuple) for e in k)``: 2)
     item_passes: list = field(default_factory=list)  # (class name, position or keyword) an item of it goes to
+    # a sequence unpacked into names (``graph_conv_dim, aux_dim, linear_dim = conv_dim``) that the class reads as
+    # sequences themselves (``graph_conv_dim[-1]``, ``for c in linear_dim``): "sequence" at those positions, "" at the
+    # others (``_unpacked_items``; MolGAN's Discriminator)
+    items: list = field(default_factory=list)
     nested: list = field(default_factory=list)  # a forward argument unpacked (``a, b = input``) whose items are
     # unpacked again (``out, mask = a``): each item's own length, 0 for a tensor (PSE's ``((pixels, mask), extra)``)
     # a constructor number some method uses as a count or a size (``x.repeat(1, 1, self.y_scale)``, ``x.view(b, h *
@@ -619,7 +623,10 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
     _sequence_keys(cls, which, attrs)
     _tensor_uses(cls, which, uses, attrs)
     _compared_strings(cls, which, attrs)
+    items = _unpacked_items([init, *reached] if init is not None else reached, which)
     for name, p in required.items():
+        if name in items and "sequence" in items[name]:
+            p.items = items[name]
         found = uses[name]
         for kind in ("tensor", "callable", "namespace", "mapping", "sequence", "str", "number", "flag"):
             if kind in found:
@@ -630,6 +637,34 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
         if p.use == "sequence" and name in lengths:
             p.length = lengths[name]
         p.count = name in counts and p.use in ("", "number")
+
+
+def _unpacked_items(funcs: list, which) -> dict[str, list]:
+    """Parameters unpacked into names in ``funcs`` (``a, b, c = conv_dim``): per position, "sequence" when the
+    function reads that name as one (indexes or slices it, iterates it, measures it, unpacks it with ``*``), else
+    "" (MolGAN's Discriminator: ``graph_conv_dim, aux_dim, linear_dim = conv_dim``, then ``graph_conv_dim[-1]`` and
+    ``linear_dim[:-1]``: [[8, 16], 16, [8, 16]], where [8, 16, 16] met "'int' object is not subscriptable")."""
+    out: dict[str, list] = {}
+    for func in funcs:
+        for node in ast.walk(func):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], (ast.Tuple, ast.List)) and which(node.value) is not None
+                    and all(isinstance(e, ast.Name) for e in node.targets[0].elts)):
+                continue
+            names = [e.id for e in node.targets[0].elts]
+            seq: set[str] = set()
+            for n in ast.walk(func):
+                if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
+                    seq.add(n.value.id)
+                elif isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.iter, ast.Name):
+                    seq.add(n.iter.id)
+                elif isinstance(n, ast.Starred) and isinstance(n.value, ast.Name):
+                    seq.add(n.value.id)
+                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args \
+                        and isinstance(n.args[0], ast.Name):
+                    seq.add(n.args[0].id)
+            out.setdefault(which(node.value), ["sequence" if name in seq else "" for name in names])
+    return out
 
 
 def _computed_text(node) -> bool:
