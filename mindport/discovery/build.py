@@ -2530,6 +2530,14 @@ _IDS_FOR_FLOATS = re.compile(r"must have the same dtype, but got (Long|Int) and 
                              r"Input type \(torch\.LongTensor\) and weight type \(torch\.FloatTensor\)")
 
 
+def _as_floats(spec: str) -> str:
+    """An integer tensor form as float32 of the same shape (``2x16:int64:0:100`` -> ``2x16:float32``), each integer
+    form of a list of them (``[2x16:int64:0:100, 2x16:int64:0:100]``); any other form as it is."""
+    if spec.startswith("[") and spec.endswith("]"):
+        return "[" + ", ".join(_as_floats(part) for part in spec[1:-1].split(", ")) + "]"
+    return spec.split(":")[0] + ":float32" if re.fullmatch(r"\d+(x\d+)*:int\d+(:.*)?", spec) else spec
+
+
 def _fewer_ids(problem: str, spec: str) -> str:
     """``spec`` with its ids from a quarter of their range or below an index bound (``_id_range_hint``), when it is
     an integer tensor form and the error is an embedding's "index out of range in self" or an index bound's; as it is
@@ -3484,10 +3492,10 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 # layer was seen taking an argument as given (it was indexed first: ``encoder_out[sort_ind]``), each
                 # one alone after that (Image-Captioning's decoders: the image features ``encoder_out`` beside the
                 # caption ids and their lengths, all drawn as ids after the decoder's first layer, an Embedding)
+                # (a list of such tensors too: adaptive_att's ``encoder_out`` is [spatial features, global feature])
                 which = sorted(culprits) if culprits else range(1, len(specs))
                 for chosen in [which, *([] if culprits else [[i] for i in range(len(specs))])]:
-                    floats = [spec.split(":")[0] + ":float32" if i in chosen and re.fullmatch(
-                        r"\d+(x\d+)*:int\d+(:.*)?", spec) else spec for i, spec in enumerate(specs)]
+                    floats = [_as_floats(spec) if i in chosen else spec for i, spec in enumerate(specs)]
                     if floats != specs and floats not in reshaped:
                         reshaped.append(floats)
             if len(specs) > 1 and culprits and 0 not in culprits:

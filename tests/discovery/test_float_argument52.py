@@ -34,9 +34,44 @@ class Captioner(nn.Module):
 '''
 
 
+PAIRED = '''
+import torch
+from torch import nn
+
+
+class PairedCaptioner(nn.Module):
+    def __init__(self, vocab_size, embed_dim, feat_dim):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab_size, embed_dim)
+        self.init_h = nn.Linear(feat_dim, embed_dim)
+        self.fc = nn.Linear(embed_dim, vocab_size)
+
+    def forward(self, encoder_out, encoded_captions):
+        spatial, global_feature = encoder_out
+        order = torch.argsort(encoded_captions[:, 0], descending=True)
+        global_feature = global_feature[order]
+        spatial = spatial[order]
+        encoded_captions = encoded_captions[order]
+        e = self.embedding(encoded_captions)
+        h = self.init_state(global_feature + spatial)
+        return self.fc(e + h.unsqueeze(1))
+
+    def init_state(self, feature):
+        return torch.tanh(self.init_h(feature))
+'''
+
+
 def test_features_indexed_before_their_linear_are_floats_beside_ids(tmp_path):
     found = prove_files(tmp_path, {"captioner.py": DECODER}, "captioner.py:*")
     entry = found["captioner.py:Captioner"]
     assert entry["status"] == "proven", entry
     first, second = entry["inputs"]
     assert ":float" in first and ":int" in second, entry["inputs"]
+
+
+def test_a_list_of_features_beside_ids_is_floats_too(tmp_path):
+    """adaptive_att's Decoder: ``spatial_feature, global_image = encoder_out``, a list of two feature tensors."""
+    found = prove_files(tmp_path, {"paired.py": PAIRED}, "paired.py:*")
+    entry = found["paired.py:PairedCaptioner"]
+    assert entry["status"] == "proven", entry
+    assert entry["inputs"][0].startswith("[") and ":int" not in entry["inputs"][0], entry["inputs"]
