@@ -53,7 +53,7 @@ _INPUT_CLASSES = [
 _CTOR_CLASSES = [
     (r"over --max-convert-files", "sweep: the model's import closure is over the conversion cap"),
     (r"No module named '([\w.]+)'", "missing module {0}"),
-    (r"_StubMeta|mindport_stub|expected np.ndarray \(got \w+\)|type '\w+' is not subscriptable",
+    (r"_StubMeta|_StubModule|mindport_stub|expected np.ndarray \(got \w+\)|type '\w+' is not subscriptable",
      "stubbed module used while building"),
     (r"relative import beyond top-level", "import error: relative import beyond the top-level package"),
     (r"ImportError|cannot import name", "import error"),
@@ -66,7 +66,7 @@ _CTOR_CLASSES = [
     (r"builder stopped", "builder crash or time limit"),
     (r"took over|Timeout", "time limit"),
     (r"'(int|float)' object (has no attribute|is not (callable|iterable|subscriptable))|must be a mapping, not int|"
-     r"not (int|float)\b|of type (int|float)|'(int|float)' object",
+     r"not (int|float)\b|of type '?(int|float)\b|'(int|float)' object",
      "ctor: a guessed number where an object, list or mapping was needed"),
     (r"'NoneType'|NoneType", "ctor: a None default the constructor does not take alone"),
     (r"missing \d+ required|required positional|unexpected keyword|takes \d+ positional",

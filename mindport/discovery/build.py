@@ -1016,6 +1016,10 @@ def used_value(param: dict, size: int = 16, repository_defaults: bool = True) ->
         if value is not None and not value.startswith("["):  # a float-kind name read as a sequence (a diffusion's
             # betas: len(betas), 1 - betas): floats in (0, 1), as many as the class reads, else two
             return repr([round(0.1 * (i + 1), 1) for i in range(length or 2)])
+        items = param.get("items") or []
+        if "sequence" in items:  # unpacked into names some of which it reads as sequences (graph_conv_dim,
+            # aux_dim, linear_dim = conv_dim): a list of sizes at those, a size at the others
+            return repr([[size // 2, size] if kind == "sequence" else size for kind in items])
         if length:  # as long as the class reads it (H, W, C = image_shape; layers[3]): a count per stage, or sizes
             if value not in (None, "[16, 16]"):
                 return repr([2] * length)
@@ -2551,6 +2555,14 @@ _IDS_FOR_FLOATS = re.compile(r"must have the same dtype, but got (Long|Int) and 
                              r"expected m1 and m2 to have the same dtype, but got: long int != float")
 
 
+def _as_floats(spec: str) -> str:
+    """An integer tensor form as float32 of the same shape (``2x16:int64:0:100`` -> ``2x16:float32``), each integer
+    form of a list of them (``[2x16:int64:0:100, 2x16:int64:0:100]``); any other form as it is."""
+    if spec.startswith("[") and spec.endswith("]"):
+        return "[" + ", ".join(_as_floats(part) for part in spec[1:-1].split(", ")) + "]"
+    return spec.split(":")[0] + ":float32" if re.fullmatch(r"\d+(x\d+)*:int\d+(:.*)?", spec) else spec
+
+
 def _fewer_ids(problem: str, spec: str) -> str:
     """``spec`` with its ids from a quarter of their range or below an index bound (``_id_range_hint``), when it is
     an integer tensor form and the error is an embedding's "index out of range in self" or an index bound's; as it is
@@ -3513,13 +3525,16 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                 # ids where a layer of float weights takes the argument ("mat1 and mat2 must have the same dtype, but
                 # got Long and Float"): the arguments that layer was given (else every one after the first, whose
                 # ids the first layer took) as floats of the same shape, next (Multitask-Recommendation-Library's
-                # SingleTaskModel: its numerical_x guessed ids beside the categorical ids, into a Linear)
+                # SingleTaskModel: its numerical_x guessed ids beside the categorical ids, into a Linear); when no
+                # layer was seen taking an argument as given (it was indexed first: ``encoder_out[sort_ind]``), each
+                # one alone after that (Image-Captioning's decoders: the image features ``encoder_out`` beside the
+                # caption ids and their lengths, all drawn as ids after the decoder's first layer, an Embedding)
+                # (a list of such tensors too: adaptive_att's ``encoder_out`` is [spatial features, global feature])
                 which = sorted(culprits) if culprits else range(1, len(specs))
-                floats = [spec.split(":")[0] + ":float32" if i in which and re.fullmatch(r"\d+(x\d+)*:int\d+(:.*)?",
-                                                                                        spec) else spec
-                          for i, spec in enumerate(specs)]
-                if floats != specs:
-                    reshaped.append(floats)
+                for chosen in [which, *([] if culprits else [[i] for i in range(len(specs))])]:
+                    floats = [_as_floats(spec) if i in chosen else spec for i, spec in enumerate(specs)]
+                    if floats != specs and floats not in reshaped:
+                        reshaped.append(floats)
             if len(specs) > 1 and culprits and 0 not in culprits:
                 # a shape error about another argument, given to the layer that refused it (a time series'
                 # time-feature marks, Autoformer's ``x_mark_enc`` at its ``Linear(4, d_model)`` beside the series

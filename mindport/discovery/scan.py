@@ -29,6 +29,9 @@ _SKIP_DIRS = {".git", "__pycache__", ".venv", "venv", "env", "site-packages", "n
 _NOT_MODELS = {"Module", "ModuleList", "ModuleDict", "Sequential", "ParameterList", "ParameterDict"}
 _TENSOR_MAKERS = {"randn": "float32", "rand": "float32", "zeros": "float32", "ones": "float32", "empty": "float32",
                   "randint": "int64", "randn_like": None, "FloatTensor": "float32", "LongTensor": "int64"}
+# keyword options of torch's own layers and functions that take a bool
+_TORCH_SWITCHES = {"requires_grad", "batch_first", "bidirectional", "affine", "track_running_stats", "inplace",
+                   "ceil_mode", "count_include_pad", "align_corners", "keepdim"}
 _MAX_LITERAL = 400  # characters of a constructor call kept as a candidate
 
 
@@ -60,6 +63,10 @@ class Param:
     accepts: str = ""
     item: int = 0  # the length of the tuples its per-layer items are (``all(isinstance(e, tuple) for e in k)``: 2)
     item_passes: list = field(default_factory=list)  # (class name, position or keyword) an item of it goes to
+    # a sequence unpacked into names (``graph_conv_dim, aux_dim, linear_dim = conv_dim``) that the class reads as
+    # sequences themselves (``graph_conv_dim[-1]``, ``for c in linear_dim``): "sequence" at those positions, "" at the
+    # others (``_unpacked_items``; MolGAN's Discriminator)
+    items: list = field(default_factory=list)
     nested: list = field(default_factory=list)  # a forward argument unpacked (``a, b = input``) whose items are
     # unpacked again (``out, mask = a``): each item's own length, 0 for a tensor (PSE's ``((pixels, mask), extra)``)
     # a constructor number some method uses as a count or a size (``x.repeat(1, 1, self.y_scale)``, ``x.view(b, h *
@@ -88,6 +95,9 @@ class Candidate:
     dotted: str = ""  # "models.convnext": imported by this name from the root (a relative import, no __init__.py)
     expansion: int = 0  # a block's class-level ``expansion = 4``: its output has planes * expansion channels
     own: tuple = (True, True)  # (defines __init__, defines forward) itself: else a project base's (``_inherit``)
+    # a project class its file imports under another name (``from .decoder import Decoder as BasicDecoder``): the
+    # alias -> (file, the class's own name), so a base or a callee so named is that class (``_named_class``)
+    imported: dict = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -344,7 +354,7 @@ _MAPPING_METHODS = {"get", "items", "keys", "values", "pop", "copy", "update", "
 
 
 def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
-           tables: dict[str, list] | None = None) -> None:
+           tables: dict[str, list] | None = None, helpers: dict | None = None) -> None:
     """How the class uses each required constructor parameter, read from every method: ``args.hidden_size`` (through
     ``self.args = args`` too) makes it a namespace with those attributes (their literal argparse default in the
     repository when it has one), ``**cfg`` / ``cfg["k"]`` / ``cfg.get("k")`` a mapping, ``for b in blocks`` /
@@ -379,9 +389,12 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
     # __init__ hands it to (``self._check_branches(num_branches, blocks, num_blocks)``: HRNet reads len(num_blocks)
     # there), under the method's own parameter name
     # (and on from that method: HRNet's _make_branches(..., blocks, ...) hands ``block`` to _make_one_branch)
+    # and in a function of the module it hands it to (PointNet++'s ``self.mlp = build_shared_mlp(mlp, bn=bn)``, which
+    # reads ``len(mlp_spec)`` and ``mlp_spec[i]``: a list, where 16 met "object of type 'int' has no len()")
     local: dict[int, dict[str, str]] = {}
     todo = [(init, {n: n for n in required})] if init is not None else []
     done: set[int] = set()
+    reached: list = []  # the module's functions reached
     while todo:
         func, names = todo.pop()
         if id(func) in done:
@@ -390,6 +403,17 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
         for n in ast.walk(func):
             local.setdefault(id(n), names)
         for n in ast.walk(func):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in (helpers or {}) \
+                    and id(helpers[n.func.id]) not in done:
+                helper = helpers[n.func.id]
+                hparams = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]]
+                handed = {hparams[i]: names[a.id] for i, a in enumerate(n.args) if i < len(hparams)
+                          and isinstance(a, ast.Name) and a.id in names}
+                handed.update({k.arg: names[k.value.id] for k in n.keywords if k.arg in hparams
+                               and isinstance(k.value, ast.Name) and k.value.id in names})
+                if handed:
+                    reached.append(helper)
+                    todo.append((helper, handed))
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
                     and n.func.value.id == "self" and n.func.attr != "__init__":
                 method = _method(cls, n.func.attr)
@@ -422,7 +446,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
         if 1 <= n <= 8:
             lengths[name] = max(lengths.get(name, 0), n)
 
-    for node in ast.walk(cls):
+    for node in [*ast.walk(cls), *(n for helper in reached for n in ast.walk(helper))]:
         if isinstance(node, (ast.If, ast.IfExp, ast.While)) and which(node.test) is not None:
             uses[which(node.test)].add("flag")  # if learn_top:
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and which(node.operand) is not None:
@@ -557,6 +581,10 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
                     required[which(k.value)].passes.append((callee, k.arg))
                     if re.match(r"(num|n)_|num[a-z]", k.arg):  # nn.LSTM(num_layers=rnn_layers)
                         uses[which(k.value)].add("number")
+                    elif callee.startswith("torch:") and k.arg in _TORCH_SWITCHES:
+                        # nn.Parameter(embeddings, requires_grad=fine_tune): a switch of torch's, a bool (16 met
+                        # "_make_subclass(): argument 'require_grad' (position 3) must be bool, not int")
+                        uses[which(k.value)].add("flag")
             for i, a in enumerate(node.args):
                 if isinstance(a, ast.Subscript) and which(a.value) is not None and not isinstance(a.slice, ast.Slice):
                     required[which(a.value)].item_passes.append((callee, i))
@@ -595,7 +623,10 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
     _sequence_keys(cls, which, attrs)
     _tensor_uses(cls, which, uses, attrs)
     _compared_strings(cls, which, attrs)
+    items = _unpacked_items([init, *reached] if init is not None else reached, which)
     for name, p in required.items():
+        if name in items and "sequence" in items[name]:
+            p.items = items[name]
         found = uses[name]
         for kind in ("tensor", "callable", "namespace", "mapping", "sequence", "str", "number", "flag"):
             if kind in found:
@@ -606,6 +637,34 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
         if p.use == "sequence" and name in lengths:
             p.length = lengths[name]
         p.count = name in counts and p.use in ("", "number")
+
+
+def _unpacked_items(funcs: list, which) -> dict[str, list]:
+    """Parameters unpacked into names in ``funcs`` (``a, b, c = conv_dim``): per position, "sequence" when the
+    function reads that name as one (indexes or slices it, iterates it, measures it, unpacks it with ``*``), else
+    "" (MolGAN's Discriminator: ``graph_conv_dim, aux_dim, linear_dim = conv_dim``, then ``graph_conv_dim[-1]`` and
+    ``linear_dim[:-1]``: [[8, 16], 16, [8, 16]], where [8, 16, 16] met "'int' object is not subscriptable")."""
+    out: dict[str, list] = {}
+    for func in funcs:
+        for node in ast.walk(func):
+            if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                    and isinstance(node.targets[0], (ast.Tuple, ast.List)) and which(node.value) is not None
+                    and all(isinstance(e, ast.Name) for e in node.targets[0].elts)):
+                continue
+            names = [e.id for e in node.targets[0].elts]
+            seq: set[str] = set()
+            for n in ast.walk(func):
+                if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
+                    seq.add(n.value.id)
+                elif isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.iter, ast.Name):
+                    seq.add(n.iter.id)
+                elif isinstance(n, ast.Starred) and isinstance(n.value, ast.Name):
+                    seq.add(n.value.id)
+                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len" and n.args \
+                        and isinstance(n.args[0], ast.Name):
+                    seq.add(n.args[0].id)
+            out.setdefault(which(node.value), ["sequence" if name in seq else "" for name in names])
+    return out
 
 
 def _computed_text(node) -> bool:
@@ -782,12 +841,26 @@ def _classes_by_name(found: dict) -> dict[str, list]:
 def _hand_target(c, callee: str, by_name: dict):
     """The project class a hand-on of ``c`` reaches: none for a call spelled through torch (``nn.Linear``: TabSurvey's
     DANet hands ``num_classes`` to torch's Linear, not to deepfm_lib's ``class Linear``, which reads its second
-    argument as a list: DANet was built with ``num_classes=[8, 16]``), a class of that name in ``c``'s own file
-    first, else the first of that name."""
+    argument as a list: DANet was built with ``num_classes=[8, 16]``), the class ``c``'s file imports under that name
+    (``_named_class``), a class of that name in ``c``'s own file first, else the first of that name."""
     if callee.startswith("torch:"):
         return None
+    imported = _named_class(c, callee, by_name)
+    if imported is not None:
+        return imported
     options = by_name.get(callee, [])
     return next((o for o in options if o.rel == c.rel), options[0] if options else None)
+
+
+def _named_class(c, name: str, by_name: dict):
+    """The project class ``c``'s file imports as ``name`` under another name of its own (``from .decoder import
+    Decoder as BasicDecoder`` then ``class Decoder(BasicDecoder)`` and ``super(Decoder, self).__init__(embeddings=
+    embeddings)``: Image-Captioning's three decoders, whose base reads the pretrained table; by the alias no class
+    was found, by the real name the subclass itself or a sibling of that name); None when not so imported."""
+    if name not in c.imported:
+        return None
+    rel, real = c.imported[name]
+    return next((o for o in by_name.get(real, []) if o.rel == rel and o.kind == "class"), None)
 
 
 def _hand_on_items(found: dict) -> None:
@@ -1558,17 +1631,19 @@ def _inherit(found: dict, by_name: dict) -> None:
     built as ``WeightedL1(weights, action_dim)``, not ``WeightedL1()``); a base of the same file first, then the
     first class of that name; followed breadth-first through the bases, each once."""
     def nearest(c: Candidate, which: int):
-        todo, seen = list(c.bases), {c.key}
+        todo, seen = [(c, b) for b in c.bases], {c.key}
         while todo:
-            name = todo.pop(0)
-            options = sorted(by_name.get(name, []), key=lambda b: b.rel != c.rel)
+            owner, name = todo.pop(0)  # a base's name is read in the file of the class that names it
+            imported = _named_class(owner, name, by_name)
+            options = [imported] if imported is not None else sorted(by_name.get(name, []),
+                                                                     key=lambda b: b.rel != owner.rel)
             base = next((b for b in options if b.kind == "class" and b.key not in seen), None)
             if base is None:
                 continue
             seen.add(base.key)
             if base.own[which]:
                 return base
-            todo += base.bases
+            todo += [(base, b) for b in base.bases]
         return None
 
     for c in list(found.values()):
@@ -1627,11 +1702,32 @@ def _hand_on(found: dict) -> None:
                         p.accepts, p.item = q.accepts, q.item
                     if q is not None and q.use and not p.use:
                         p.use, p.attrs, p.length = q.use, copy.deepcopy(q.attrs), q.length
+                        if isinstance(p.attrs.get("shape"), list):
+                            _shape_in_caller(p.attrs, c, callee, target)
                         break
                     if q is not None and q.use == p.use == "sequence":  # Glow hands image_shape to FlowNet,
                         p.length = max(p.length, q.length)  # which unpacks H, W, C = image_shape
                     if q is not None and q.use == p.use:
                         _merge_attrs(p.attrs, q.attrs)
+
+
+def _shape_in_caller(attrs: dict, c, callee: str, target) -> None:
+    """A table's shape handed on (``_tensor_uses``: the sizes of the layer whose weight it replaces, by the
+    ``target``'s parameter names) read in ``c``'s own parameters: each size named by the parameter of ``c`` handed to
+    that one (by name or position); the shape is dropped when a size reaches ``target`` otherwise."""
+    order = [q.name for q in target.params if q.kind in ("positional", "keyword")]
+    shape = []
+    for size in attrs["shape"]:
+        if not isinstance(size, str):
+            shape.append(size)
+            continue
+        at = {size, *([order.index(size)] if size in order else [])}
+        mine = next((r.name for r in c.params if any(k == callee and w in at for k, w in r.passes)), None)
+        if mine is None:
+            del attrs["shape"]
+            return
+        shape.append(mine)
+    attrs["shape"] = shape
 
 
 def _merge_attrs(into: dict, other: dict) -> None:
@@ -2315,7 +2411,7 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                 if init:
                     _choices(init, init_params, tables, residues=True, helpers=helpers,
                              methods=tuple(m for m in node.body if isinstance(m, ast.FunctionDef) and m is not init))
-                    _usage(node, init_params, repo_argdefaults, tables)
+                    _usage(node, init_params, repo_argdefaults, tables, helpers)
                     _layer_checks(node, init_params)
                     _kwargs_keys(init, init_params)
                 doc = "\n".join(filter(None, [ast.get_docstring(node) or "",
@@ -2337,6 +2433,8 @@ def discover(root, files: list[str] | None = None, excluded: list | None = None)
                               config_fields=config_fields,
                               dotted=dotted)
                 c.own = (init is not None, fwd is not None)
+                c.imported = {alias: origin[1:] for alias, origin in other_framework.origin(rel).items()
+                              if origin[0] == "project" and alias != origin[2] and origin[2] in module_classes}
                 c.expansion = next((n.value.value for n in node.body if isinstance(n, ast.Assign)
                                     and any(isinstance(t, ast.Name) and t.id == "expansion" for t in n.targets)
                                     and isinstance(n.value, ast.Constant) and type(n.value.value) is int
@@ -2468,6 +2566,9 @@ class _OtherFramework:
         if origin is None or origin[0] not in ("class", "project"):
             return False
         return self._torch(origin[1], origin[2], set()) is False
+
+    def origin(self, rel: str) -> dict:
+        return self._origin(rel)
 
     def _origin(self, rel: str) -> dict:
         """The file's top-level names: class -> ("class", rel, name); imported -> ("project", file, name) for a
