@@ -27,9 +27,7 @@ class BranchBindingTransform(Rule):
     that reads it still sees the value its branch bound) and lets the graph compile. The binding goes before the
     outermost statement of the method that holds the ``if``, so a value kept from one loop iteration to the next
     stays kept. A name a loop body reads before it binds it (kept from the iteration before, read under ``if step !=
-    0``: batch 7 CurveNet, "The name 'cur_feature' is not defined") is bound first too. Only the code a graph compiles is touched: methods of model classes, and in a file that imports torch
-    its module functions (a graph compiles one with every method that calls it, from any file: PeaBrane/mamba-tiny's
-    ``selective_scan``, whose ``y`` each case of a ``match`` on ``mode`` binds); names bound before, parameters
+    0``: batch 7 CurveNet, "The name 'cur_feature' is not defined") is bound first too. Only methods of model classes (the code a graph compiles) are touched; names bound before, parameters
     and ``global``/``nonlocal`` names are left alone.
     """
 
@@ -135,32 +133,6 @@ class BranchBindingTransform(Rule):
         ),
         Example(
             before="""
-                import torch
-
-
-                def scan(x, mode):
-                    if mode == "double":
-                        y = x * 2
-                    elif mode == "relu":
-                        y = torch.relu(x)
-                    return y
-            """,
-            after="""
-                from mindspore import ops
-
-
-                def scan(x, mode):
-                    y = None
-                    if mode == "double":
-                        y = x * 2
-                    elif mode == "relu":
-                        y = ops.relu(x)
-                    return y
-            """,
-            note="A module function of a torch file: a graph compiles it with the methods that call it.",
-        ),
-        Example(
-            before="""
                 from mindspore import nn
 
 
@@ -181,8 +153,7 @@ class BranchBindingTransform(Rule):
                         value = 1
                     return value
             """,
-            note="Bound on every branch, or in a file that imports no torch (no graph compiles its functions): left "
-                 "as written.",
+            note="Bound on every branch, or outside a model class: left as written.",
         ),
     )
 
@@ -195,16 +166,6 @@ class BranchBindingTransform(Rule):
         # (bookkeeping in visit hooks only: a leave hook does not run when an earlier rule changed the node)
         if node.name.value in self._module_classes and isinstance(node.body, cst.IndentedBlock):
             for stmt in node.body.body:
-                if isinstance(stmt, cst.FunctionDef) and isinstance(stmt.body, cst.IndentedBlock):
-                    self._method_params[id(stmt.body)] = {p.name.value for p in _params(stmt)}
-
-    def visit_Module(self, node: cst.Module) -> None:
-        # a module's functions in a file that imports torch: a graph compiles one with every method that calls it,
-        # from any file (GraphMethodRule.MODULE_FUNCTIONS' reading)
-        if self.ctx.imports("torch"):
-            from mindport.migrator.syntax import module_level
-
-            for stmt in module_level(node.body):
                 if isinstance(stmt, cst.FunctionDef) and isinstance(stmt.body, cst.IndentedBlock):
                     self._method_params[id(stmt.body)] = {p.name.value for p in _params(stmt)}
 
