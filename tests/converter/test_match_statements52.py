@@ -1,7 +1,8 @@
 """``match`` statements in code a static graph compiles (hand52: PeaBrane/mamba-tiny's ``selective_scan(...,
 mode=...)``, called by the model's forward, ms-failed in GRAPH_MODE: MindSpore's parser has no ``match``). Value,
 singleton and or-patterns, guards and the wildcard become an if/elif/else chain; a computed subject is evaluated
-once; a capture pattern is flagged MP107 and left as written. The converted models run against torch in PyNative
+once; with no wildcard, a name only the cases bind is bound to None first (a graph compiles every branch); a
+capture pattern is flagged MP107 and left as written. The converted models run against torch in PyNative
 and in GRAPH_MODE."""
 from __future__ import annotations
 
@@ -27,6 +28,24 @@ SOURCE = textwrap.dedent("""
             case _:
                 y = x
         return y
+
+
+    def scan_strict(x, mode):
+        match mode:
+            case "cumsum":
+                y = x.cumsum(1)
+            case "cummax":
+                y = torch.cummax(x, 1).values
+        return y
+
+
+    class Strict(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return scan_strict(self.fc(x), "cumsum") + scan_strict(x, "cummax")
 
 
     class Scanner(nn.Module):
@@ -74,6 +93,7 @@ def test_value_patterns_become_an_if_chain():
     assert 'if mode == "cumsum":' in code and 'elif mode == "cummax" or mode == "running":' in code, code
     assert "_mp_subject = self.scale if self.scale else None" in code, code
     assert 'elif _mp_subject == 2 and (h.ndim == 3):' in code, code
+    assert "    y = None\n    if mode == \"cumsum\":" in code, code  # no wildcard: y bound by the cases only
     assert not [d for d in result.diagnostics if d.code == "MP107"]
 
 
@@ -83,7 +103,7 @@ def test_capture_pattern_is_flagged():
     assert [d for d in result.diagnostics if d.code == "MP107"]
 
 
-@pytest.mark.parametrize("cls", ["Scanner", "Cumsum", "Plain"])
+@pytest.mark.parametrize("cls", ["Scanner", "Cumsum", "Plain", "Strict"])
 @pytest.mark.parametrize("mode", ["pynative", "graph"])
 def test_match_ports_match_torch(mode, cls, tmp_path):
     code = convert_source(SOURCE).code

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, GraphMethodRule
+from mindport.migrator.syntax import own_bindings
 
 _SUBJECT = "_mp_subject"
 
@@ -15,7 +16,9 @@ class MatchStatementTransform(GraphMethodRule):
     chain: ``case 'cumsum':`` is ``subject == 'cumsum'``, ``case None:`` (``True``, ``False``) is ``subject is None``,
     ``case 'a' | 'b':`` joins its alternatives with ``or``, a guard (``case 'a' if flag:``) is joined with ``and``, and
     the wildcard ``case _:`` is the ``else``. A subject that is not a plain name or attribute is evaluated once, bound
-    to ``_mp_subject`` before the chain. Python compares value patterns with ``==`` and singletons with ``is``, and
+    to ``_mp_subject`` before the chain. With no wildcard, a name the cases bind and nothing else in the function
+    does is bound to ``None`` before the chain: a graph compiles every branch and refuses a name one branch leaves
+    unbound ("The local variable 'y' is not defined in false branch"); Python would raise NameError where it is None. Python compares value patterns with ``==`` and singletons with ``is``, and
     runs the first case that matches, as the chain does.
 
     MindSpore 2.10's static graph (GRAPH_MODE, ``@jit``) has no ``match``: its parser refuses the statement
@@ -88,6 +91,14 @@ class MatchStatementTransform(GraphMethodRule):
         ),
     )
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
+        self._functions = getattr(self, "_functions", []) + [node]
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self._functions.pop()
+        return super().leave_FunctionDef(original_node, updated_node)
+
     def leave_Match(self, original_node, updated_node):
         if not self.compiled:
             return updated_node
@@ -119,7 +130,16 @@ class MatchStatementTransform(GraphMethodRule):
         if isinstance(chain, cst.Else):  # a match of one wildcard case: its body
             statements = list(chain.body.body)
         else:
-            statements = [chain.with_changes(leading_lines=() if bind else updated_node.leading_lines)]
+            statements = [chain]
+        if not _wildcard(updated_node.cases[-1].pattern):
+            elsewhere = _bound_outside(self._functions[-1], original_node) if getattr(self, "_functions", None) \
+                else None
+            if elsewhere is not None:
+                names = sorted(set().union(*(_bound_in(case.body) for case in updated_node.cases)) - elsewhere)
+                statements = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(n))], cst.Name("None"))])
+                              for n in names] + statements
+        if not bind:
+            statements[0] = statements[0].with_changes(leading_lines=updated_node.leading_lines)
         self.ctx.converted_sites += 1
         return cst.FlattenSentinel(([bind] if bind else []) + statements)
 
@@ -150,3 +170,35 @@ def _test_of(pattern, subject):
             joined = cst.BooleanOperation(joined, cst.Or(), test)
         return joined
     return None
+
+
+def _bound_in(node) -> set[str]:
+    """Every name the node and its statements bind (nested functions' own names aside)."""
+    found: set[str] = set()
+
+    class Bindings(cst.CSTVisitor):
+        def on_visit(self, child) -> bool:
+            found.update(own_bindings(child))
+            return not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+
+    node.visit(Bindings())
+    return found
+
+
+def _bound_outside(function: cst.FunctionDef, match: cst.Match) -> set[str]:
+    """The names the function binds outside ``match``, its parameters included."""
+    found = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
+                                    *function.params.kwonly_params)}
+    for star in (function.params.star_arg, function.params.star_kwarg):
+        if isinstance(star, cst.Param):
+            found.add(star.name.value)
+
+    class Bindings(cst.CSTVisitor):
+        def on_visit(self, child) -> bool:
+            if child is match:
+                return False
+            found.update(own_bindings(child))
+            return child is function or not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+
+    function.body.visit(Bindings())
+    return found
