@@ -6199,15 +6199,16 @@ def _outermost_loop(node, function: cst.FunctionDef, parents: dict[int, cst.CSTN
 
 def _argument_never_reaches(function: cst.FunctionDef, call, name: str, fresh, parents) -> "int | None":
     """Can the parameter ``name``'s own value (the caller's tensor) never reach the update ``call``? The update sits
-    in a loop ``for ... in L`` or ``for ... in enumerate(L)`` of the function, after a top-level loop ``for ... in
-    L`` of the function whose body rebinds ``name`` to a new tensor (``fresh``) as a top-level statement, holding no
-    ``break``/``continue``/``yield``; ``L`` is a name whose last binding before that first loop is a top-level
-    ``L = sorted(...)``/``list(...)``/list display (a list: both loops take the same number of steps), bound again,
-    deleted or called a method of nowhere from there on. So when the parameter's value is still bound, the first
-    loop took no step, and neither does the update's (glow's ``thops.sum``: ``for d in dim: tensor =
-    tensor.sum(d, keepdim=True)`` then ``for i, d in enumerate(dim): tensor.squeeze_(d - i)``). The position of the
-    first loop when ``name`` is bound by no statement before it (every read before it reads the parameter's value),
-    else that of the function; None where the parameter's value may reach the update."""
+    in a loop ``for ... in L`` or ``for ... in enumerate(L)`` of the function, after a loop ``for ... in L`` of a
+    block around it (the statement holding the update's loop comes later in that block) whose body rebinds ``name``
+    to a new tensor (``fresh``) as a statement of its own, holding no ``break``/``continue``/``yield``; ``L`` is a
+    name whose last binding before that first loop is a statement of that block, ``L = sorted(...)``/``list(...)``/a
+    list display (a list: both loops take the same number of steps), bound again, deleted or called a method of
+    nowhere from there on. So when the parameter's value is still bound, the first loop took no step, and neither
+    does the update's (glow's ``thops.sum``: ``for d in dim: tensor = tensor.sum(d, keepdim=True)`` then ``for i, d
+    in enumerate(dim): tensor.squeeze_(d - i)``). The position of the first loop when ``name`` is bound by no
+    statement before it (every read before it reads the parameter's value), else -1; None where the parameter's
+    value may reach the update."""
     body = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
     second = None
     child, parent = call, parents.get(id(call))
@@ -6225,12 +6226,20 @@ def _argument_never_reaches(function: cst.FunctionDef, call, name: str, fresh, p
     if not isinstance(it, cst.Name):
         return None
     listed = it.value
-    top = second
-    while parents.get(id(top)) is not None and not any(top is stmt for stmt in body):
-        top = parents.get(id(top))
-    if not any(top is stmt for stmt in body):
+    # the nearest block around the update's loop holding, before it, a loop over the same list (glow's is an
+    # ``else:`` block after ``if dim is None: return torch.sum(tensor)``)
+    body, at, top = None, -1, second
+    while top is not None and top is not function:
+        block = parents.get(id(top))
+        if isinstance(block, cst.IndentedBlock):
+            index = next((i for i, stmt in enumerate(block.body) if stmt is top), None)
+            if index is not None and any(isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Name)
+                                         and stmt.iter.value == listed for stmt in block.body[:index]):
+                body, at = list(block.body), index
+                break
+        top = block
+    if body is None:
         return None
-    at = next(i for i, stmt in enumerate(body) if stmt is top)
 
     def binds(stmt, target: str) -> bool:
         targets = [t.target for t in all_nodes(stmt, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
@@ -6264,9 +6273,15 @@ def _argument_never_reaches(function: cst.FunctionDef, call, name: str, fresh, p
                 or any(isinstance(a.value, cst.Name) and a.value.value == listed for s in later
                        for a in all_nodes(s, cst.Attribute)):
             return None
-        if any(binds(s, name) for s in body[:first_at]):
-            return -1
-        return _order(function).position(first)
+        order = _order(function)
+        start = order.position(first)
+        named = [t for t in all_nodes(function, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
+                                                 cst.CompFor, cst.NamedExpr, cst.Del, cst.AsName))
+                 if any(n.value == name for n in all_nodes(t.name if isinstance(t, cst.AsName) else t.target,
+                                                           cst.Name))]
+        if any(order.position(t) < start for t in named):
+            return -1  # bound before the first loop too: every read is checked
+        return start
     return None
 
 
