@@ -1,9 +1,10 @@
 """A module function that a model's forward calls, binding a name on one branch only and reading it under the same
 condition later (trials memeff/chunked_attention: ``if exists(attn_bias): attn_bias_chunks = ...`` then
-``attn_bias_chunks[i][j] if exists(attn_bias) else None``). GRAPH_MODE compiles the function with the method and
+``attn_bias_chunks[i][j] if exists(attn_bias) else None``; the forward picks it by name, ``attn_fn = attention if
+not memory_efficient else memory_efficient_attention``). GRAPH_MODE compiles the function with the method and
 refused it ("UnboundLocalError: The local variable 'attn_bias_chunks' is not defined in false branch");
-BranchBindingTransform took only model methods' blocks. Now a module function a model method calls by name (or
-through another such function) is taken too: the name is bound to None first. A function no model method calls is
+BranchBindingTransform took only model methods' blocks. Now a module function a model method names (calls or picks,
+or through another such function) is taken too: the name is bound to None first. A function no model method calls is
 left as written. Fails before in graph."""
 from __future__ import annotations
 
@@ -38,6 +39,10 @@ SOURCE = textwrap.dedent("""\
         return chunked(q, bias) + chunked(q)
 
 
+    def plain(q, bias):
+        return q
+
+
     def unused(flag):
         if flag:
             value = 1
@@ -50,7 +55,8 @@ SOURCE = textwrap.dedent("""\
             self.fc = nn.Linear(4, 4)
 
         def forward(self, x):
-            return outer(self.fc(x), x * 3)
+            fn = outer if x.shape[0] > 1 else plain
+            return fn(self.fc(x), x * 3)
 """)
 
 
@@ -58,6 +64,7 @@ SOURCE = textwrap.dedent("""\
 def test_module_function_branch_bindings_in_graph(tmp_path, mode):
     code = convert_source(SOURCE).code
     chunked = code[code.index("def chunked"):code.index("def outer")]
+    assert "fn = outer if" in code, code
     assert "    pieces = None\n" in chunked, code
     unused = code[code.index("def unused"):code.index("class Net")]
     assert "value = None" not in unused, code
