@@ -407,6 +407,43 @@ def unshared_augmented(cls: cst.ClassDef, resolve: Resolve, file: "FileFacts") -
     return frozenset(found)
 
 
+def layer_gives_new(call: cst.Call, resolve: Resolve) -> bool:
+    """Does the layer this construction builds give a new tensor object on every call, one that holds none of its
+    input (so a change of its shape alone, ``layer(x).unsqueeze_(1)``, is seen by no one else)? A layer of
+    :data:`_FRESH_LAYERS`, an activation of :data:`_ACTIVATIONS` never asked to work in place, or an
+    ``nn.Sequential`` of such members given one by one whose last member is one (an empty Sequential, ``nn.Identity``
+    or ``nn.Dropout`` give their input itself: no)."""
+    qual = resolve(call.func)
+    if qual in _FRESH_LAYERS:
+        return True
+    if qual in _ACTIVATIONS:
+        return not _maybe_inplace(call)
+    if qual == "torch.nn.Sequential":
+        args = call.args
+        return bool(args) and not any(a.star or a.keyword is not None for a in args) \
+            and isinstance(args[-1].value, cst.Call) and layer_gives_new(args[-1].value, resolve)
+    return False
+
+
+def list_members_give_new(call: cst.Call, resolve: Resolve) -> bool:
+    """``nn.ModuleList([...])`` (a display of calls, or a comprehension of one) every member of which gives a new
+    tensor (:func:`layer_gives_new`); :func:`appended_module_lists` synthesises such a display for a list filled by
+    ``self.NAME.append(Layer(...))`` alone."""
+    if resolve(call.func) != "torch.nn.ModuleList" or len(call.args) != 1 or call.args[0].star \
+            or call.args[0].keyword is not None:
+        return False
+    value = call.args[0].value
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        members = [value.elt]
+    elif isinstance(value, (cst.List, cst.Tuple)):
+        members = [e.value for e in value.elements if not isinstance(e, cst.StarredElement)]
+        if len(members) != len(value.elements):
+            return False
+    else:
+        return False
+    return bool(members) and all(isinstance(m, cst.Call) and layer_gives_new(m, resolve) for m in members)
+
+
 def class_float_layers(cls: cst.ClassDef, changed: frozenset[str] = frozenset()) -> dict[str, list[cst.Call]]:
     """self.NAME -> every value any method of the class assigns to it, for the dtype facts: a call, or both calls
     of ``A(...) if c else B(...)``, ``None`` aside (:func:`_branch_calls`; a name only ever assigned ``None`` has no
@@ -5978,6 +6015,11 @@ def _top_statement(node, function: cst.FunctionDef, parents: dict[int, cst.CSTNo
 _PARENTS_CACHE: dict[int, tuple[cst.FunctionDef, dict[int, cst.CSTNode]]] = {}
 
 
+def function_parents(function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
+    """Each node's parent in the function (a node of it by id), built once per function node."""
+    return _function_parents(function)
+
+
 def _function_parents(function: cst.FunctionDef) -> dict[int, cst.CSTNode]:
     cached = _PARENTS_CACHE.get(id(function))
     if cached is None or cached[0] is not function:
@@ -6118,29 +6160,156 @@ def unaliased_local_update(function: "cst.FunctionDef | None", call: "cst.Call |
     params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
                                      *function.params.kwonly_params)}
     params |= {p.name.value for p in (function.params.star_arg, function.params.star_kwarg) if isinstance(p, cst.Param)}
-    if name in params or any(name in [n.name.value for n in node.names]
-                             for node in all_nodes(function, (cst.Global, cst.Nonlocal))):
+    if any(name in [n.name.value for n in node.names] for node in all_nodes(function, (cst.Global, cst.Nonlocal))):
         return False
+    parents = _function_parents(function)
+    argument_until = -1  # reads before this position read the parameter's own value, which never reaches the call
+    if name in params:
+        argument_until = _argument_never_reaches(function, call, name, fresh, parents)
+        if argument_until is None:
+            return False
     order = _order(function)
-    if order.in_loop(call):
-        return False
+    loop = _outermost_loop(call, function, parents)
+    if isinstance(call, cst.AugAssign) and loop is not None:
+        return False  # unshared_augmented's rule: an update in no loop
     bindings = order.bindings(name)
     if not bindings or any(value is None or not fresh(value) for value in bindings):
         return False
     receiver = call.target if isinstance(call, cst.AugAssign) else call.func.value
     call_pos, call_stmt = order.position(call), order.statement_of(call)
+    looped = {id(n) for n in all_nodes(loop, cst.Name)} if loop is not None else set()
     for read, parent, grand, stmt in order.reads(name):
         if parent is None:
             return False  # read in a nested scope, at any time
-        if read is receiver or (order.position(read) > call_pos and stmt != call_stmt):
-            continue
+        if read is receiver or (order.position(read) > call_pos and stmt != call_stmt and id(read) not in looped) \
+                or order.position(read) < argument_until:
+            continue  # after the update, and in no loop around it (where it would precede the next pass's update)
         if not (isinstance(parent, (cst.BinaryOperation, cst.Comparison, cst.ComparisonTarget, cst.AugAssign))
                 or (isinstance(parent, cst.UnaryOperation) and not isinstance(parent.operator, cst.Not))
                 or (isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value in _READS_OK)
+                or (isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value in NEW_RESULT_METHODS
+                    and isinstance(grand, cst.Call) and grand.func is parent)
                 or (consumer is not None and isinstance(parent, cst.Arg) and parent.keyword is None
                     and not parent.star and isinstance(grand, cst.Call) and consumer(grand))):
             return False  # handed on (y = x, f(x), lst.append(x)), or a view (x.view(...), x[i])
     return True
+
+
+# tensor methods whose result is a new tensor holding no reference to the receiver, in torch (never a view, never the
+# receiver itself): reductions and arithmetic; ``x.sum(dim=d, keepdim=True)`` reads x and keeps nothing of it
+NEW_RESULT_METHODS = frozenset({"sum", "mean", "prod", "amax", "amin", "std", "var", "norm", "logsumexp", "add", "sub",
+                          "mul", "div", "pow", "matmul", "mm", "bmm", "exp", "log", "abs", "neg", "sigmoid", "tanh",
+                          "clone"})
+
+
+def argument_never_reaches(function: cst.FunctionDef, call: cst.Call, name: str) -> bool:
+    """Can the parameter ``name``'s own value never reach the in-place call (:func:`_argument_never_reaches`, the
+    first loop's rebinding an operator's result or a :data:`NEW_RESULT_METHODS` method's)? Then the call writes no
+    tensor of the caller (rules/argument_writes.py asks)."""
+    def fresh(value) -> bool:
+        return isinstance(value, cst.BinaryOperation) or isinstance(value, cst.Call) \
+            and isinstance(value.func, cst.Attribute) and value.func.attr.value in NEW_RESULT_METHODS \
+            and not any(a.star for a in value.args)
+
+    return _argument_never_reaches(function, call, name, fresh, _function_parents(function)) is not None
+
+
+def _outermost_loop(node, function: cst.FunctionDef, parents: dict[int, cst.CSTNode]):
+    """The outermost ``for``/``while`` of ``function`` whose body holds ``node`` (not its iterable), or None."""
+    found, child, parent = None, node, parents.get(id(node))
+    while parent is not None and parent is not function:
+        if isinstance(parent, (cst.For, cst.While)) and child is parent.body:
+            found = parent
+        child, parent = parent, parents.get(id(parent))
+    return found
+
+
+def _argument_never_reaches(function: cst.FunctionDef, call, name: str, fresh, parents) -> "int | None":
+    """Can the parameter ``name``'s own value (the caller's tensor) never reach the update ``call``? The update sits
+    in a loop ``for ... in L`` or ``for ... in enumerate(L)`` of the function, after a loop ``for ... in L`` of a
+    block around it (the statement holding the update's loop comes later in that block) whose body rebinds ``name``
+    to a new tensor (``fresh``) as a statement of its own, holding no ``break``/``continue``/``yield``; ``L`` is a
+    name whose last binding before that first loop is a statement of that block, ``L = sorted(...)``/``list(...)``/a
+    list display (a list: both loops take the same number of steps), bound again, deleted or called a method of
+    nowhere from there on. So when the parameter's value is still bound, the first loop took no step, and neither
+    does the update's (glow's ``thops.sum``: ``for d in dim: tensor = tensor.sum(d, keepdim=True)`` then ``for i, d
+    in enumerate(dim): tensor.squeeze_(d - i)``). The position of the first loop when ``name`` is bound by no
+    statement before it (every read before it reads the parameter's value), else -1; None where the parameter's
+    value may reach the update."""
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
+    second = None
+    child, parent = call, parents.get(id(call))
+    while parent is not None and parent is not function:
+        if isinstance(parent, cst.For) and child is parent.body:
+            second = parent
+            break
+        child, parent = parent, parents.get(id(parent))
+    if second is None:
+        return None
+    it = second.iter
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate" \
+            and len(it.args) == 1 and it.args[0].keyword is None and not it.args[0].star:
+        it = it.args[0].value
+    if not isinstance(it, cst.Name):
+        return None
+    listed = it.value
+    # the nearest block around the update's loop holding, before it, a loop over the same list (glow's is an
+    # ``else:`` block after ``if dim is None: return torch.sum(tensor)``)
+    body, at, top = None, -1, second
+    while top is not None and top is not function:
+        block = parents.get(id(top))
+        if isinstance(block, cst.IndentedBlock):
+            index = next((i for i, stmt in enumerate(block.body) if stmt is top), None)
+            if index is not None and any(isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Name)
+                                         and stmt.iter.value == listed for stmt in block.body[:index]):
+                body, at = list(block.body), index
+                break
+        top = block
+    if body is None:
+        return None
+
+    def binds(stmt, target: str) -> bool:
+        targets = [t.target for t in all_nodes(stmt, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
+                                                      cst.CompFor, cst.NamedExpr, cst.Del))]
+        targets += [t.name for t in all_nodes(stmt, cst.AsName)]
+        return any(n.value == target for t in targets for n in all_nodes(t, cst.Name))
+
+    for first_at in range(at - 1, -1, -1):
+        first = body[first_at]
+        if not (isinstance(first, cst.For) and isinstance(first.iter, cst.Name) and first.iter.value == listed):
+            continue
+        if all_nodes(first.body, (cst.Break, cst.Continue, cst.Yield)) or first.orelse is not None:
+            return None
+        if not any(isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)
+                   and len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name)
+                   and s.body[0].targets[0].target.value == name and fresh(s.body[0].value)
+                   for s in first.body.body):
+            return None
+        made = next((j for j in range(first_at - 1, -1, -1) if binds(body[j], listed)), None)
+        if made is None:
+            return None
+        stmt = body[made]
+        value = stmt.body[0].value if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+            and isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1 else None
+        if not (isinstance(value, cst.List) or isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                and value.func.value in ("sorted", "list")):
+            return None
+        later = body[first_at:at + 1]
+        if any(isinstance(first.target, cst.Name) and first.target.value == listed for first in [first]) \
+                or any(binds(s, listed) for s in later) \
+                or any(isinstance(a.value, cst.Name) and a.value.value == listed for s in later
+                       for a in all_nodes(s, cst.Attribute)):
+            return None
+        order = _order(function)
+        start = order.position(first)
+        named = [t for t in all_nodes(function, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
+                                                 cst.CompFor, cst.NamedExpr, cst.Del, cst.AsName))
+                 if any(n.value == name for n in all_nodes(t.name if isinstance(t, cst.AsName) else t.target,
+                                                           cst.Name))]
+        if any(order.position(t) < start for t in named):
+            return -1  # bound before the first loop too: every read is checked
+        return start
+    return None
 
 
 # ---------------------------------------------------------------------------------- results read in part only

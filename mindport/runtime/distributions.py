@@ -16,6 +16,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import Tensor, ops
 
+from mindport.runtime import _float_limits as _limits
 from mindport.runtime import special as _special
 from mindport.runtime._graph import host_only as _host_only
 
@@ -166,11 +167,8 @@ class Uniform(Distribution):
 
 def _clamp_probs(probs):
     """torch's clamp_probs: into [eps, 1 - eps] (eps of the dtype) so that the logits stay finite."""
-    eps = _EPS[probs.dtype]
+    eps = _limits.eps(probs.dtype)
     return ops.clamp(probs, eps, 1 - eps)
-
-
-_EPS = {ms.float16: 0.0009765625, ms.float32: 1.1920928955078125e-07, ms.float64: 2.220446049250313e-16}
 
 
 class Bernoulli(Distribution):
@@ -266,15 +264,12 @@ class Categorical(Distribution):
         return ops.gather_elements(log_pmf, -1, index).squeeze(-1)
 
     def entropy(self):
-        logits = ops.clamp(self.logits, min=_FLOAT_MIN[self.logits.dtype])  # -inf logits: 0 * -inf would be nan
+        logits = ops.clamp(self.logits, min=_limits.lowest(self.logits.dtype))  # -inf logits: 0 * -inf would be nan
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
         values = ops.arange(self._num_events, dtype=ms.int64).reshape((-1,) + (1,) * len(self._batch_shape))
         return ops.broadcast_to(values, (-1,) + self._batch_shape) if expand else values
-
-
-_FLOAT_MIN = {ms.float16: -65504.0, ms.float32: -3.4028234663852886e38, ms.float64: -1.7976931348623157e308}
 
 
 class Laplace(Distribution):
@@ -305,7 +300,7 @@ class Laplace(Distribution):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         u = ops.rand(*shape, dtype=self.loc.dtype) * 2 - 1
-        eps = _EPS[self.loc.dtype]
+        eps = _limits.eps(self.loc.dtype)
         u = ops.clamp(u, -1 + eps, 1)
         return self.loc - self.scale * ops.sign(u) * ops.log1p(-ops.abs(u))
 
@@ -383,11 +378,8 @@ def _sum_rightmost(value, dim):
 
 
 def _finfo(dtype):
-    return _FINFO[dtype]
-
-
-_FINFO = {ms.float16: (6.103515625e-05, 0.0009765625), ms.float32: (1.1754943508222875e-38, 1.1920928955078125e-07),
-          ms.float64: (2.2250738585072014e-308, 2.220446049250313e-16)}  # (tiny, eps), torch.finfo's
+    """(tiny, eps) of ``dtype``, torch.finfo's (constants in a graph: runtime._float_limits)."""
+    return _limits.tiny(dtype), _limits.eps(dtype)
 
 
 def _pynative_only(name):

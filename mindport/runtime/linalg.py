@@ -20,6 +20,7 @@ from mindspore.ops.auto_generate import solve_triangular as _solve_triangular
 from mindspore.ops.operations.linalg_ops import Eigh as _Eigh
 from mindspore.scipy.ops import LU as _LU
 
+from mindport.runtime._float_limits import eps as _eps
 from mindport.runtime._graph import named
 from mindport.runtime.math import _empty_extent, _is_complex, _nonempty_extent, _or_empty, _singular_norm, real_abs
 
@@ -34,18 +35,6 @@ SVD = namedtuple("SVD", ["U", "S", "Vh"])
 Slogdet = namedtuple("Slogdet", ["sign", "logabsdet"])
 Lstsq = namedtuple("Lstsq", ["solution", "residuals", "rank", "singular_values"])
 TriangularSolve = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
-
-_EPS = {ms.float16: 2.0 ** -10, ms.bfloat16: 2.0 ** -7, ms.float32: 2.0 ** -23, ms.float64: 2.0 ** -52,
-        ms.complex64: 2.0 ** -23, ms.complex128: 2.0 ** -52}
-
-
-@ms.constexpr
-def _eps(dtype):
-    """The machine epsilon of ``dtype`` (``_EPS``), a constant in a graph: a static graph reads a dict keyed by
-    dtypes through its JIT Fallback, and the rank computed from it had no known shape or dtype there, nor had a
-    tuple holding it (``lstsq``'s: Koopa's ``bmm`` of the solution, then ``torch.cat``, failed to compile)."""
-    return _EPS[dtype]
-
 
 _COMPLEX = (ms.complex64, ms.complex128)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.migrator.native_facts import argument_never_reaches
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.scopes import dotted_name
 from mindport.migrator.syntax import target_names
@@ -992,8 +993,10 @@ def _direct_writes(fn: cst.FunctionDef, params: set[str]):
                 method = call.func.attr.value
                 receiver = call.func.value
                 name = receiver.value if isinstance(receiver, cst.Name) else _root(receiver)
-                if name in params and method.endswith("_") and not method.startswith("_"):
-                    found.append((self.line, name))
+                if name in params and method.endswith("_") and not method.startswith("_") \
+                        and not (receiver is not None and isinstance(receiver, cst.Name)
+                                 and argument_never_reaches(fn, call, name)):
+                    found.append((self.line, name))  # glow's thops.sum: rebound before every update of it
 
     walk(fn, Visitor(fn))
     return found

@@ -17,7 +17,9 @@ _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp,
 
 class BranchBindingTransform(Rule):
     """A name a method of a model class binds on some branches of an ``if`` only, or in a loop's body, and reads
-    later, is bound to ``None`` before the statement that holds the ``if`` or the loop.
+    later, is bound to ``None`` before the statement that holds the ``if`` or the loop. A module function such a
+    method names (calls, or picks to call: ``fn = f if c else g``), directly or through other such functions, is
+    compiled with it and is taken the same way.
 
     Python looks a local name up when the line runs, so ``if use_cache: start = pos`` followed later by
     ``if use_cache: q = start`` is fine in torch and in PyNative. MindSpore's static graph (GRAPH_MODE, ``@jit``)
@@ -153,7 +155,7 @@ class BranchBindingTransform(Rule):
                         value = 1
                     return value
             """,
-            note="Bound on every branch, or outside a model class: left as written.",
+            note="Bound on every branch, or outside a model class (a function no model method calls): left as written.",
         ),
     )
 
@@ -161,6 +163,25 @@ class BranchBindingTransform(Rule):
         super().__init__(ctx)
         self._module_classes = module_classes
         self._method_params: dict[int, set[str]] = {}  # id of a model-class method's body -> its parameters
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """A module function a model class's method names (calls, or picks: ``attn_fn = attention if not
+        memory_efficient else memory_efficient_attention``), or such a function names, and so on, runs in the graph
+        as the method does (``memory_efficient_attention``'s ``attn_bias_chunks``, bound under ``if
+        exists(attn_bias):`` only): its blocks are taken as the methods'."""
+        functions = {s.name.value: s for s in node.body if isinstance(s, cst.FunctionDef)}
+        todo = [m for c in node.body if isinstance(c, cst.ClassDef) and c.name.value in self._module_classes
+                and isinstance(c.body, cst.IndentedBlock) for m in c.body.body if isinstance(m, cst.FunctionDef)]
+        seen: set[str] = set()
+        while todo:
+            for name in _names(todo.pop()):  # called, or picked by name: attn_fn = f if c else g; attn_fn(...)
+                if name in functions and name not in seen:
+                    seen.add(name)
+                    todo.append(functions[name])
+        for name in seen:
+            fn = functions[name]
+            if isinstance(fn.body, cst.IndentedBlock):
+                self._method_params[id(fn.body)] = {p.name.value for p in _params(fn)}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         # (bookkeeping in visit hooks only: a leave hook does not run when an earlier rule changed the node)
@@ -200,6 +221,26 @@ class BranchBindingTransform(Rule):
             return updated_node
         self.ctx.converted_sites += 1
         return updated_node.with_changes(body=out)
+
+
+def _names(node: cst.CSTNode) -> list:
+    """Every plain name the node reads or binds (not an attribute's or a keyword's), nested functions included."""
+    found: list = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_Attribute(self, attr: cst.Attribute) -> bool:
+            attr.value.visit(self)
+            return False
+
+        def visit_Arg(self, arg: cst.Arg) -> bool:
+            arg.value.visit(self)
+            return False
+
+        def visit_Name(self, name: cst.Name) -> None:
+            found.append(name.value)
+
+    node.visit(Visitor())
+    return found
 
 
 def _params(node: cst.FunctionDef):

@@ -38,6 +38,10 @@ from mindport.migrator.native_facts import (
     absorbed_reduction,
     nonempty_last_extent,
     unaliased_local_update,
+    NEW_RESULT_METHODS,
+    function_parents,
+    layer_gives_new,
+    list_members_give_new,
     caller_floats_of,
     module_functions,
     real_file,
@@ -149,6 +153,21 @@ def _fresh_receiver(expr, resolve) -> bool:
     return func.attr.value.endswith("_") and not func.attr.value.endswith("__") \
         and func.attr.value not in _FLAG_METHODS and _fresh_receiver(func.value, resolve)
 
+
+
+def _same_arguments(plain, inplace, call: cst.Call) -> bool:
+    """Does the out-of-place entry take the in-place call's arguments with the same meaning? Equal signatures; or
+    the out-of-place one is the in-place one after a leading ``*<p>_rest`` that takes ``p`` positionally (torch's
+    ``squeeze(*dim_rest, dim=None)`` for ``squeeze_(dim=None)``) and the call gives ``p`` at most one positional
+    argument (``x.squeeze_(d)`` is ``x.squeeze(d)``)."""
+    mine = [(p.name, p.default, p.kind) for p in inplace.signature or ()]
+    theirs = [(p.name, p.default, p.kind) for p in plain.signature or ()]
+    if mine == theirs:
+        return True
+    if not mine or len(theirs) != len(mine) + 1 or theirs[0][0] != f"{mine[0][0]}_rest" \
+            or theirs[0][2] != "var_positional" or [t[:2] for t in theirs[1:]] != [m[:2] for m in mine]:
+        return False
+    return not any(a.star for a in call.args) and sum(1 for a in call.args if a.keyword is None) <= 1
 
 
 def _draw_term(term: tuple, bound: dict) -> "cst.BaseExpression | None":
@@ -2331,8 +2350,7 @@ class TableCallTransform(Rule):
             return None
         plain = self.ctx.registry.lookup(f"torch.Tensor.{name[:-1]}")
         if plain is None or plain.kind != "method" or not plain.supported \
-                or [(p.name, p.default, p.kind) for p in plain.signature or ()] \
-                != [(p.name, p.default, p.kind) for p in inplace.signature or ()]:
+                or not _same_arguments(plain, inplace, call):
             return None
         return plain
 
@@ -2351,13 +2369,15 @@ class TableCallTransform(Rule):
         inplace = self.ctx.registry.lookup(f"torch.Tensor.{name}")
         plain = self.ctx.registry.lookup(f"torch.Tensor.{name[:-1]}")
         if inplace is None or not inplace.keeps_dtype or plain is None or plain.kind != "method" \
-                or not plain.supported or [(p.name, p.default, p.kind) for p in plain.signature or ()] \
-                != [(p.name, p.default, p.kind) for p in inplace.signature or ()]:
+                or not plain.supported or not _same_arguments(plain, inplace, call):
             return None
         resolve = self.scope.resolve_torch
 
         def fresh(value) -> bool:
-            return isinstance(value, cst.BinaryOperation) or _fresh_receiver(value, resolve)
+            return isinstance(value, cst.BinaryOperation) or _fresh_receiver(value, resolve) \
+                or isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and resolve(value.func) is None and value.func.attr.value in NEW_RESULT_METHODS \
+                and not any(a.star for a in value.args)  # x.sum(dim=d, keepdim=True): a new tensor
 
         if not unaliased_local_update(self._functions[-1], call, func.value.value, fresh):
             return None
@@ -2398,7 +2418,59 @@ class TableCallTransform(Rule):
         func = expr.func
         return isinstance(func, cst.Attribute) and self.scope.resolve(func) is None \
             and not func.attr.value.endswith("_") and func.attr.value not in _MAY_RETURN_RECEIVER \
-            and func.attr.value in _tensor_methods()
+            and func.attr.value in _tensor_methods() or self._new_layer_output(expr)
+
+    def _new_layer_output(self, call: cst.Call) -> bool:
+        """A layer's call whose result is a new tensor holding none of its input (native_facts.layer_gives_new):
+        ``self.fc(z)`` of an attribute every assignment of which builds such a layer, ``self.convs[i](x)``, or
+        ``conv(x)`` of the target of a loop ``for conv in self.convs`` / ``for i, conv in enumerate(self.convs)``
+        around it, bound nowhere else, over a ModuleList of such members (SKNet's ``conv(x).unsqueeze_(dim=1)``:
+        each branch an ``nn.Sequential(conv, norm, nn.ReLU(inplace=False))``), in a class the file does not
+        subclass."""
+        if not self._class_nodes or not self._functions or not self._class_float_layers \
+                or self._class_nodes[-1].name.value in self._file_facts.subclassed:
+            return False
+        layers, resolve = self._class_float_layers[-1], self.scope.resolve_torch
+        func = call.func
+        if _self_attribute(func) is not None:
+            built = layers.get(func.attr.value, [])
+            return bool(built) and all(layer_gives_new(c, resolve) for c in built)
+        listed = None
+        if isinstance(func, cst.Subscript) and _self_attribute(func.value) is not None:
+            listed = func.value.attr.value
+        elif isinstance(func, cst.Name):
+            listed = self._loop_member_of(func)
+        if listed is None:
+            return False
+        built = layers.get(listed, [])
+        return bool(built) and all(list_members_give_new(c, resolve) for c in built)
+
+    def _loop_member_of(self, name: cst.Name) -> "str | None":
+        """``NAME`` of the loop ``for v in self.NAME`` (or ``for i, v in enumerate(self.NAME)``) around the name ``v``
+        in the current function, when that loop's target is the function's only binding of ``v``."""
+        function = self._functions[-1]
+        parents = function_parents(function)
+        node, parent = name, parents.get(id(name))
+        while parent is not None and parent is not function:
+            if isinstance(parent, cst.For) and node is parent.body:
+                break
+            node, parent = parent, parents.get(id(parent))
+        else:
+            return None
+        loop = parent
+        it, target = loop.iter, loop.target
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate" \
+                and len(it.args) == 1 and not it.args[0].star and it.args[0].keyword is None \
+                and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            it, target = it.args[0].value, target.elements[1].value
+        if not (isinstance(target, cst.Name) and target.value == name.value and _self_attribute(it) is not None):
+            return None
+        bound = [t for t in all_nodes(function, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
+                                                 cst.CompFor, cst.NamedExpr, cst.Del))
+                 if any(n.value == name.value for n in all_nodes(t.target, cst.Name))]
+        bound += [a for a in all_nodes(function, cst.AsName) if any(n.value == name.value
+                                                                   for n in all_nodes(a.name, cst.Name))]
+        return it.attr.value if bound == [loop] else None
 
     def _fresh_construction(self, call: cst.Call) -> bool:
         """A layer construction whose call gives a new tensor: one of native_facts.FRESH_LAYERS, or an
