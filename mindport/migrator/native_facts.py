@@ -410,11 +410,11 @@ def unshared_augmented(cls: cst.ClassDef, resolve: Resolve, file: "FileFacts") -
 def layer_gives_new(call: cst.Call, resolve: Resolve) -> bool:
     """Does the layer this construction builds give a new tensor object on every call, one that holds none of its
     input (so a change of its shape alone, ``layer(x).unsqueeze_(1)``, is seen by no one else)? A layer of
-    :data:`_FRESH_LAYERS`, an activation of :data:`_ACTIVATIONS` never asked to work in place, or an
+    :data:`FRESH_LAYERS`, an activation of :data:`_ACTIVATIONS` never asked to work in place, or an
     ``nn.Sequential`` of such members given one by one whose last member is one (an empty Sequential, ``nn.Identity``
     or ``nn.Dropout`` give their input itself: no)."""
     qual = resolve(call.func)
-    if qual in _FRESH_LAYERS:
+    if qual in FRESH_LAYERS:
         return True
     if qual in _ACTIVATIONS:
         return not _maybe_inplace(call)
