@@ -124,3 +124,66 @@ def test_an_alias_changed_after_binding_or_in_its_loop_is_still_flagged():
     in_loop = ("        l = []\n        for i in range(3):\n            l.append(x)\n            m = l\n"
                "        return m[-1]\n")
     assert _flags(in_loop) == [9]
+
+
+# Gheovgos/NN-DL_2024 (fresh53) picks its device by ``"cuda" if torch.cuda.is_available() else "hip" if
+# torch.version.hip is not None else "cpu"`` before building each model its Trainer class trains: ``torch.version.hip``
+# had no entry (MP104, an unconverted site, the conversion exiting 1; the port still imported torch for it). Class:
+# torch's build information for a backend MindSpore has none of; ``torch.version.hip`` is None on every build but a
+# ROCm one (mappings/data/framework.toml, mindport.runtime.framework.version_hip). The fixture: the device picker and
+# a Trainer class driving the loop.
+TRAINER_HIP = '''
+import torch
+import torch.nn as nn
+
+
+def pick_device():
+    device = "cuda" if torch.cuda.is_available() else "hip" if torch.version.hip is not None else "cpu"
+    print("device", device)
+    return device
+
+
+class Trainer:
+    def __init__(self, net, optimizer, loss_fn):
+        self.net, self.optimizer, self.loss_fn = net, optimizer, loss_fn
+
+    def train(self, x, y, device, epochs):
+        for epoch in range(epochs):
+            inputs, labels = x.to(device), y.to(device)
+            self.optimizer.zero_grad()
+            loss = self.loss_fn(self.net(inputs), labels)
+            loss.backward()
+            self.optimizer.step()
+            print("step", loss.item())
+
+
+def main():
+    device = pick_device()
+    x = torch.linspace(-1, 1, 48).reshape(12, 4)
+    y = (x.sum(1) > 0).long()
+    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)
+    Trainer(net, torch.optim.SGD(net.parameters(), lr=0.5), nn.CrossEntropyLoss()).train(x, y, device, 8)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_torch_version_hip_is_none_on_mindspore(tmp_path):
+    from mindport import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "main.py").write_text(TRAINER_HIP)
+    report = convert_path(src, out, jobs=1)
+    code = (out / "main.py").read_text()
+    assert "MP104" not in code and "import torch" not in code and "version_hip" in code, code
+    assert report.ok, report
+    state = tmp_path / "state"
+    state.mkdir()
+    torch_losses = _boot("torch", "track", state, src / "main.py")
+    port = _boot("mindspore", "track", state, out / "main.py")
+    assert len(torch_losses) == len(port) == 8
+    np.testing.assert_allclose(port, torch_losses, rtol=1e-4)
+    assert torch_losses[-1] < 0.5 * torch_losses[0]
