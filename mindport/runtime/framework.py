@@ -109,6 +109,9 @@ pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
 # converted code that branches on the version (``padding = 1 if torch.__version__ >= '1.5.0' else 2``) takes the
 # branch written for that release.
 torch_version = "2.13.0"
+# torch.version.hip: the ROCm release a torch build was made with (None on a CUDA or CPU build); MindSpore has no ROCm
+# backend, so a converted program never runs on one.
+version_hip = None
 
 # torch._six (torch < 2.0: Python 2/3 compatibility names, removed in torch 2.0; code written for torch 1.x still
 # imports them): what each name was on Python 3, where it is today's Python itself. inf and nan are the ones above.

@@ -36,7 +36,9 @@ class GraphContainerTransform(GraphMethodRule):
     unchanged (the same for ``extend``, ``insert``, ``pop``, ``clear``, ``reverse``, ``m[0] = v``, ``m += [v]``, and
     for a dict's ``e[k] = v``/``e.update(...)`` through a second name), and ``self.order.sort()`` left the list
     unsorted: no rewrite keeps both names right in every flow, so these are flagged where they are (PyNative, which
-    runs the Python, is unaffected). Copies are not aliases: ``list(l)``, ``l[:]`` and ``{**d}`` then changed give
+    runs the Python, is unaffected). A list changed only before its second name is bound, and not in a loop around
+    the binding (``new_hidden = []``, a loop of ``new_hidden.append(h)``, then ``hidden = new_hidden``: a stacked
+    RNN's per-layer states, Ravoxsg's language model), is one value under both names and is not flagged. Copies are not aliases: ``list(l)``, ``l[:]`` and ``{**d}`` then changed give
     Python's result in a graph; ``l.copy()`` and ``copy.copy(l)`` then changed fail to compile there (loud).
 
     Objects a graph builds in the Python interpreter (measured on MindSpore 2.10, graph23's probes): a tensor read back
@@ -339,13 +341,33 @@ def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int
     changed: set[str] = set()
     called: set[str] = set()  # changed by a list/dict method (not by an item write, which a tensor also has)
     sorts: set[int] = set()
+    # where each change and each m = l stand: (name, order in the source, the loops around it)
+    changes: list[tuple[str, int, frozenset[int]]] = []
+    places: dict[int, tuple[int, frozenset[int]]] = {}
+    loops: list[int] = []
+
+    def change(name: str, node: cst.CSTNode) -> None:
+        changed.add(name)
+        changes.append((name, len(changes) + len(places), frozenset(loops)))
 
     class Visitor(cst.CSTVisitor):
+        def visit_For(self, loop: cst.For) -> None:
+            loops.append(id(loop))
+
+        def leave_For(self, loop: cst.For) -> None:
+            loops.pop()
+
+        def visit_While(self, loop: cst.While) -> None:
+            loops.append(id(loop))
+
+        def leave_While(self, loop: cst.While) -> None:
+            loops.pop()
+
         def visit_Assign(self, assign: cst.Assign) -> None:
             for target in assign.targets:
                 target = target.target
                 if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                    changed.add(target.value.value)
+                    change(target.value.value, assign)
                 if not isinstance(target, cst.Name):
                     continue
                 value = assign.value
@@ -353,6 +375,7 @@ def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int
                         and isinstance(value.func, cst.Name) and value.func.value in ("list", "dict"):
                     built.add(target.value)
                 elif isinstance(value, cst.Name):
+                    places[id(assign)] = (len(changes) + len(places), frozenset(loops))
                     aliases.append((assign, target.value, value.value))
                 elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) \
                         and value.value.value == "self":  # ks = self.order: the list held on self
@@ -363,19 +386,19 @@ def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int
 
         def visit_AugAssign(self, aug: cst.AugAssign) -> None:
             if isinstance(aug.target, cst.Name) and isinstance(aug.operator, (cst.AddAssign, cst.BitOrAssign)):
-                changed.add(aug.target.value)
+                change(aug.target.value, aug)
             elif isinstance(aug.target, cst.Subscript) and isinstance(aug.target.value, cst.Name):
-                changed.add(aug.target.value.value)
+                change(aug.target.value.value, aug)
 
         def visit_Del(self, stmt: cst.Del) -> None:
             if isinstance(stmt.target, cst.Subscript) and isinstance(stmt.target.value, cst.Name):
-                changed.add(stmt.target.value.value)
+                change(stmt.target.value.value, stmt)
 
         def visit_Call(self, call: cst.Call) -> None:
             func = call.func
             if isinstance(func, cst.Attribute) and func.attr.value in _MUTATORS \
                     and isinstance(func.value, cst.Name):
-                changed.add(func.value.value)
+                change(func.value.value, call)
                 called.add(func.value.value)
 
         def visit_Expr(self, stmt: cst.Expr) -> None:
@@ -398,12 +421,21 @@ def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int
         if source.startswith("self."):  # an attribute may hold a tensor: only a list/dict method counts
             if alias in called:
                 flagged[id(assign)] = (alias, source)
-        elif source in shared and (alias in changed or source in changed):
+        elif source in shared and _changed_after(changes, places[id(assign)], {alias, source}):
             flagged[id(assign)] = (alias, source)
     for assign, alias, source in elements:  # the item may itself be a list or dict: changed through the new name
         if source in shared and alias in changed:
             flagged[id(assign)] = (alias, source)
     return flagged, sorts
+
+
+def _changed_after(changes, place: tuple[int, frozenset[int]], names: set[str]) -> bool:
+    """Whether one of ``names`` is changed in place where the alias ``m = l`` at ``place`` may already hold: later in
+    the source, or in a loop around the alias too (its next turn runs the change after the binding). A list filled
+    only before the second name is bound (``new = []``; a loop of ``new.append(h)``; then ``hidden = new``: a
+    stacked RNN's per-layer states) is one value under both names, in a graph as in Python."""
+    at, around = place
+    return any(name in names and (order > at or loops & around) for name, order, loops in changes)
 
 
 def _data_of_tensor(owner: cst.BaseExpression, scope) -> bool:
