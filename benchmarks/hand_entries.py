@@ -32,7 +32,8 @@ Session 52 (hand52): 14 of those not-fetched entries fetched; from an export of 
 7, not discovered 1 (memeff: this script's extraction; ``git archive | tar`` took tar's status, now pipefail). After
 the discovery fixes (3f53d25f: FloatTensor sizes inside Parameter, a string handed on takes its callee's default,
 pooled-away images grown, failures laid at the open module): proven 8, ms-failed 1, not built 5 (gru4rec, vqacount,
-keonseq, mamba2min, maum_univnet). Snapshots are looked for beside the checkout, one level up (a worktree), then in
+keonseq, mamba2min, maum_univnet); mamba/cumsum proven after the lead's MatchStatementTransform (``--work
+/tmp/hand52lead --only mamba/cumsum``): proven 9 of 14. Snapshots are looked for beside the checkout, one level up (a worktree), then in
 /work/.mirror, or in ``MINDPORT_SNAPSHOTS``.
 """
 from __future__ import annotations
