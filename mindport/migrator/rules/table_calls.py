@@ -47,7 +47,6 @@ from mindport.migrator.native_facts import (
     real_file,
     sequence_attributes,
     sequence_locals,
-    FRESH_LAYERS,
     values_only,
     indices_read,
     ViewChain,
@@ -2398,13 +2397,6 @@ class TableCallTransform(Rule):
                 or any(a.keyword is not None and a.keyword.value == "inplace" for a in expr.args):
             return False
         func = expr.func
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
-                and self._class_layers:
-            # a layer of the class whose every construction gives a new tensor (native_facts.FRESH_LAYERS: a
-            # Linear, a convolution; not an Identity or a Dropout, which may give back their input):
-            # ozanciga/gans-with-pytorch's CT-GAN critic, ``self.l1(y).unsqueeze_(1).unsqueeze_(2)``
-            calls = self._class_layers[-1].get(func.attr.value, [])
-            return bool(calls) and all(self._fresh_construction(c) for c in calls)
         if isinstance(func, cst.Attribute) and self.scope.resolve(func) is None and func.attr.value.endswith("_") \
                 and not func.attr.value.endswith("__") and func.attr.value not in _FLAG_METHODS \
                 and func.attr.value in _tensor_methods():
@@ -2422,7 +2414,8 @@ class TableCallTransform(Rule):
 
     def _new_layer_output(self, call: cst.Call) -> bool:
         """A layer's call whose result is a new tensor holding none of its input (native_facts.layer_gives_new):
-        ``self.fc(z)`` of an attribute every assignment of which builds such a layer, ``self.convs[i](x)``, or
+        ``self.fc(z)`` of an attribute every assignment of which builds such a layer (ozanciga/gans-with-pytorch's
+        CT-GAN critic, ``self.l1(y).unsqueeze_(1).unsqueeze_(2)``), ``self.convs[i](x)``, or
         ``conv(x)`` of the target of a loop ``for conv in self.convs`` / ``for i, conv in enumerate(self.convs)``
         around it, bound nowhere else, over a ModuleList of such members (SKNet's ``conv(x).unsqueeze_(dim=1)``:
         each branch an ``nn.Sequential(conv, norm, nn.ReLU(inplace=False))``), in a class the file does not
@@ -2471,16 +2464,6 @@ class TableCallTransform(Rule):
         bound += [a for a in all_nodes(function, cst.AsName) if any(n.value == name.value
                                                                    for n in all_nodes(a.name, cst.Name))]
         return it.attr.value if bound == [loop] else None
-
-    def _fresh_construction(self, call: cst.Call) -> bool:
-        """A layer construction whose call gives a new tensor: one of native_facts.FRESH_LAYERS, or an
-        ``nn.Sequential`` whose last member is (``self.l1 = nn.Sequential(nn.Linear(128, 1))``)."""
-        name = self.scope.resolve_torch(call.func)
-        if name == "torch.nn.Sequential":
-            members = [a.value for a in call.args if a.keyword is None and not a.star]
-            return len(members) == len(call.args) and bool(members) and isinstance(members[-1], cst.Call) \
-                and self._fresh_construction(members[-1])
-        return name in FRESH_LAYERS
 
     def _dtype_cast(self, target: str, mapped: dict) -> cst.BaseExpression | None:
         """``x.type(d)`` (the runtime ``type``, which decides on the value: a dtype, a torch type name, nothing)
