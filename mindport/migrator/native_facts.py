@@ -45,7 +45,7 @@ from typing import Callable
 import libcst as cst
 import libcst.matchers as matchers
 
-from mindport.migrator.syntax import code_of, target_name_nodes, target_names
+from mindport.migrator.syntax import code_of, self_attribute_name, target_name_nodes, target_names
 from mindport.migrator.walk import find_all, read, transform, walk
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
@@ -3002,11 +3002,6 @@ class _CausalReader:
         return None
 
 
-def _binds(stmt, name: str) -> bool:
-    return any(isinstance(n, cst.Name) and n.value == name for t in all_nodes(stmt, cst.AssignTarget)
-               for n in all_nodes(t, cst.Name))
-
-
 def causal_buffers(cls: cst.ClassDef, resolve: Resolve) -> dict[str, str]:
     """``self.register_buffer("NAME", value)`` in ``__init__`` whose value is a causal mask (``_CausalReader``:
     nanoGPT's ``torch.tril(torch.ones(n, n)).view(1, 1, n, n)``, llama2.c's ``torch.triu(torch.full((1, 1, n, n),
@@ -3942,12 +3937,6 @@ def _parents(node: cst.CSTNode) -> dict[int, cst.CSTNode]:
     return parents
 
 
-def _self_attribute(expr) -> str | None:
-    if (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
-        return expr.attr.value
-    return None
-
-
 def _shape_unpacked(function: cst.FunctionDef, name: str, rank: int) -> bool:
     """``a, b, c, d = name.shape`` (or ``name.size()``/``ops.shape(name)``) with ``rank`` targets in the function:
     torch raises there on any other rank."""
@@ -4012,7 +4001,7 @@ def unbatched_handling(module: cst.Module, observed: tuple = ()) -> bool:
     for cls in own.every:
         flow, kinds = own.flow(cls), own.kinds(cls)
         for assign in all_nodes(cls, cst.Assign):
-            attr = _self_attribute(assign.targets[0].target) if len(assign.targets) == 1 else None
+            attr = self_attribute_name(assign.targets[0].target) if len(assign.targets) == 1 else None
             kind = kinds.get(attr or "")
             if kind in BATCH_RANK:
                 if flow.uses_batched(attr, BATCH_RANK[kind], cell=kind in CELLS):
@@ -4094,7 +4083,7 @@ def _only_stored_whole(module: cst.Module, parents: dict[int, cst.CSTNode], laye
             holder = parents.get(id(sequence))
         if not (isinstance(holder, cst.Assign) and len(holder.targets) == 1):
             return False
-        attr = _self_attribute(holder.targets[0].target)
+        attr = self_attribute_name(holder.targets[0].target)
         if attr is None or not _called_whole(module, parents, attr):
             return False
         uses += 1
@@ -4132,7 +4121,7 @@ class _BatchFlow:
         """The call's first argument goes through it with its rank (a layer of the class, an ops function)."""
         from mindport.mappings.unbatched import BATCH_RANK
 
-        kind = self.kinds.get(_self_attribute(call.func) or "")
+        kind = self.kinds.get(self_attribute_name(call.func) or "")
         if kind is not None:
             return kind in _KEEP_RANK_LAYERS or (kind in BATCH_RANK and BATCH_RANK[kind] == rank
                                                  and kind.startswith("Conv"))
@@ -4143,7 +4132,7 @@ class _BatchFlow:
     def _batch_only(self, call: cst.Call, rank: int) -> bool:
         from mindport.mappings.unbatched import BATCH_ONLY
 
-        return BATCH_ONLY.get(self.kinds.get(_self_attribute(call.func) or "", "")) == rank
+        return BATCH_ONLY.get(self.kinds.get(self_attribute_name(call.func) or "", "")) == rank
 
     def forward(self, expr, rank: int, function, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Lambda):
@@ -4155,7 +4144,7 @@ class _BatchFlow:
             if any(self.forward(e.value, rank, function, seen) for e in _concatenated(expr)):
                 return True  # ops.cat of a batch: torch joins tensors of one rank only
             if self._own_kind(expr) is not None:  # the file's own cell, or a SequentialCell
-                made, keeps = self.own.output(self.cls, _self_attribute(expr.func), rank)
+                made, keeps = self.own.output(self.cls, self_attribute_name(expr.func), rank)
                 return made or (keeps and self.forward(expr.args[0].value, rank, function, seen))
             if self.own is not None and isinstance(expr.func, cst.Name):  # for a, b in self.layers: x = a(x)
                 made, keeps = self.own.loop_call_output(self.cls, expr, rank)
@@ -4256,7 +4245,7 @@ class _BatchFlow:
                 if not (isinstance(call, cst.Call) and call.args and call.args[0] is arg and not arg.star
                         and not arg.keyword):
                     continue
-                needs = (self.own.needs_batch(self.cls, _self_attribute(call.func), rank)
+                needs = (self.own.needs_batch(self.cls, self_attribute_name(call.func), rank)
                          if self._own_kind(call) is not None else "")
                 if (self._batch_only(call, rank) or needs == "needs") and self._unconditional(call):
                     return True
@@ -4277,7 +4266,7 @@ class _BatchFlow:
 
     def _own_kind(self, call: cst.Call) -> str | None:
         """``self.NAME(...)`` of the file's own cell (``@Class``) or of a ``SequentialCell``."""
-        kind = self.kinds.get(_self_attribute(call.func) or "")
+        kind = self.kinds.get(self_attribute_name(call.func) or "")
         return kind if self.own is not None and kind is not None and (
             kind.startswith("@") or kind == "SequentialCell") else None
 
@@ -4313,7 +4302,7 @@ class _BatchFlow:
             call = self.parents.get(id(parent))
             if not (isinstance(call, cst.Call) and call.args and call.args[0] is parent):
                 return False
-            needs = (self.own.needs_batch(self.cls, _self_attribute(call.func), rank)
+            needs = (self.own.needs_batch(self.cls, self_attribute_name(call.func), rank)
                      if self._own_kind(call) is not None else "")
             if self._batch_only(call, rank) or needs == "needs" or _permutes(call, rank):
                 return self._unconditional(call)
@@ -4366,7 +4355,7 @@ class _BatchFlow:
         uses = 0
         for function in self.functions:
             for node in all_nodes(function, cst.Attribute):
-                if _self_attribute(node) != attr or self._enclosing(node) is not function:
+                if self_attribute_name(node) != attr or self._enclosing(node) is not function:
                     continue
                 parent = self.parents.get(id(node))
                 if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Attribute) and parent.value is node):
@@ -4491,7 +4480,7 @@ class _OwnCells:
             kinds: dict[str, str] = {}
             builds: dict[str, list] = {}
             for assign in all_nodes(cls, cst.Assign):
-                attr = _self_attribute(assign.targets[0].target) if len(assign.targets) == 1 else None
+                attr = self_attribute_name(assign.targets[0].target) if len(assign.targets) == 1 else None
                 if attr is None:
                     continue
                 kind = self.kind_of(assign.value)
@@ -4628,7 +4617,7 @@ class _OwnCells:
             return None
         found = []
         calls = [c for c in all_nodes(cls, cst.Call) if isinstance(c.func, cst.Attribute)
-                 and _self_attribute(c.func) == method.name.value]
+                 and self_attribute_name(c.func) == method.name.value]
         for call in calls:
             value = _argument(call, index - 1, param)
             if isinstance(value, cst.Name) and value.value in self.classes:
@@ -4804,7 +4793,7 @@ class _OwnCells:
             assign = self.parents.get(id(sequence)) if sequence is not None else holder
             if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
                 return False
-            attr = _self_attribute(assign.targets[0].target)
+            attr = self_attribute_name(assign.targets[0].target)
             owner = self._class_of(assign)
             if attr is None or owner is None or owner is cls:
                 return False
@@ -4940,7 +4929,7 @@ class _OwnCells:
         if owner is None or function is None:
             return None
         receiver = append.func.value
-        attr = _self_attribute(receiver)
+        attr = self_attribute_name(receiver)
         if attr is None and isinstance(receiver, cst.Name):
             attr = self._stored_local(function, receiver.value)
         if attr is None:
@@ -4981,8 +4970,8 @@ class _OwnCells:
                     return None
                 start = assign
             elif (isinstance(assign, cst.Assign) and assign.value is node and len(assign.targets) == 1
-                  and _self_attribute(assign.targets[0].target) is not None):
-                attr = _self_attribute(assign.targets[0].target)
+                  and self_attribute_name(assign.targets[0].target) is not None):
+                attr = self_attribute_name(assign.targets[0].target)
                 if stored is not None and stored != attr:
                     return None  # one local stored again under the same name is the same list (the converter
                 stored = attr    # stores a hoisted list again where torch registers it: test_track29_causes)
@@ -4997,7 +4986,7 @@ class _OwnCells:
         ``nn.CellList([...])`` of ``length`` members, ``len(self.<attr>)``, or such a loop; None otherwise."""
         loops = []
         for node in all_nodes(owner, cst.Attribute):
-            if _self_attribute(node) != attr:
+            if self_attribute_name(node) != attr:
                 continue
             parent = self.parents.get(id(node))
             if isinstance(parent, cst.AssignTarget):
@@ -5075,7 +5064,7 @@ class _OwnCells:
             return False, False
         found = None
         for node in all_nodes(function, cst.Attribute):
-            attr = _self_attribute(node)
+            attr = self_attribute_name(node)
             looped = self._loop_target(node, None) if attr is not None else None
             if looped is None or looped[0] is not function:
                 continue
@@ -5116,7 +5105,7 @@ class _OwnCells:
                 if not (isinstance(func, cst.Attribute) and func.attr.value == "append" and len(append.args) == 1):
                     continue
                 receiver = func.value
-                if _self_attribute(receiver) == attr or (
+                if self_attribute_name(receiver) == attr or (
                         isinstance(receiver, cst.Name) and self._stored_local(function, receiver.value) == attr):
                     value = append.args[0].value
                     if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.List):
@@ -5164,10 +5153,10 @@ class _OwnCells:
             if not (isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1
                     and stored is None and self.parents.get(id(line)) is init.body):
                 return False  # read another way, or stored twice
-            stored = _self_attribute(parent.targets[0].target)
+            stored = self_attribute_name(parent.targets[0].target)
             if stored is None:
                 return False
-        builds = [a for a in all_nodes(wrapper, cst.AssignTarget) if _self_attribute(a.target) == stored]
+        builds = [a for a in all_nodes(wrapper, cst.AssignTarget) if self_attribute_name(a.target) == stored]
         if stored is None or len(builds) != 1:
             return False
         return self._fact(("wrapped", name, stored, rank),
@@ -5212,11 +5201,11 @@ class _OwnCells:
         store = self.parents.get(id(outer)) if outer is not None else None
         if start is None or not (isinstance(store, cst.Assign) and len(store.targets) == 1):
             return None
-        attr, owner = _self_attribute(store.targets[0].target), self._class_of(function)
+        attr, owner = self_attribute_name(store.targets[0].target), self._class_of(function)
         if attr is None or owner is None:
             return None
         for node in all_nodes(owner, cst.Attribute):
-            if _self_attribute(node) != attr:
+            if self_attribute_name(node) != attr:
                 continue
             parent = self.parents.get(id(node))
             if isinstance(parent, cst.AssignTarget) and self.parents.get(id(parent)) is store:
@@ -6268,12 +6257,6 @@ def _argument_never_reaches(function: cst.FunctionDef, call, name: str, fresh, p
     if body is None:
         return None
 
-    def binds(stmt, target: str) -> bool:
-        targets = [t.target for t in all_nodes(stmt, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For,
-                                                      cst.CompFor, cst.NamedExpr, cst.Del))]
-        targets += [t.name for t in all_nodes(stmt, cst.AsName)]
-        return any(n.value == target for t in targets for n in all_nodes(t, cst.Name))
-
     for first_at in range(at - 1, -1, -1):
         first = body[first_at]
         if not (isinstance(first, cst.For) and isinstance(first.iter, cst.Name) and first.iter.value == listed):
@@ -6285,7 +6268,7 @@ def _argument_never_reaches(function: cst.FunctionDef, call, name: str, fresh, p
                    and s.body[0].targets[0].target.value == name and fresh(s.body[0].value)
                    for s in first.body.body):
             return None
-        made = next((j for j in range(first_at - 1, -1, -1) if binds(body[j], listed)), None)
+        made = next((j for j in range(first_at - 1, -1, -1) if _stores(body[j], listed)), None)
         if made is None:
             return None
         stmt = body[made]
@@ -6296,7 +6279,7 @@ def _argument_never_reaches(function: cst.FunctionDef, call, name: str, fresh, p
             return None
         later = body[first_at:at + 1]
         if any(isinstance(first.target, cst.Name) and first.target.value == listed for first in [first]) \
-                or any(binds(s, listed) for s in later) \
+                or any(_stores(s, listed) for s in later) \
                 or any(isinstance(a.value, cst.Name) and a.value.value == listed for s in later
                        for a in all_nodes(s, cst.Attribute)):
             return None

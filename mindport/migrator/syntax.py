@@ -157,6 +157,13 @@ def module_level(statements):
                         yield from module_level(block.body)
 
 
+def self_attribute_name(expr) -> str | None:
+    """``self.NAME`` -> ``"NAME"``; None for anything else (a longer chain, another object, a call)."""
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value
+    return None
+
+
 def on_self(expr: cst.BaseExpression) -> bool:
     """``self.up``, ``self.conv.weight``: an attribute chain on ``self`` (something the object holds: a layer
     container, a Parameter)."""

@@ -89,7 +89,8 @@ class UnfoldLayerTransform(Rule):
         self._taken: set[str] = set()
 
     def visit_Module(self, node: cst.Module) -> None:
-        from mindport.migrator.native_facts import _called_whole, _parents, _self_attribute, all_nodes
+        from mindport.migrator.native_facts import _called_whole, _parents, all_nodes
+        from mindport.migrator.syntax import self_attribute_name
 
         taken = self._taken
 
@@ -117,7 +118,7 @@ class UnfoldLayerTransform(Rule):
                         and _torch_arguments(member) and _three_axes(self.scope, following)):
                     continue
                 assign = parents.get(id(call))
-                attr = (_self_attribute(assign.targets[0].target)
+                attr = (self_attribute_name(assign.targets[0].target)
                         if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None)
                 if attr is not None and _called_whole(node, parents, attr):
                     self._batched.add(id(member))

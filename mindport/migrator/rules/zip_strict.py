@@ -7,6 +7,7 @@ import libcst as cst
 from mindport.migrator.imports import runtime_alias
 from mindport.migrator.native_facts import own_nodes
 from mindport.migrator.rules.base import Example, GraphMethodRule
+from mindport.migrator.syntax import self_attribute_name
 from mindport.migrator.walk import parse_expression
 
 _RUNTIME = "mindport.runtime.graph_safe"
@@ -127,8 +128,8 @@ class ZipStrictTransform(GraphMethodRule):
                 for stmt in own_nodes(method, cst.Assign):  # under an if too (stgcn's edge_importance_weighting)
                     if len(stmt.targets) == 1 and isinstance(stmt.value, cst.Call) \
                             and self.scope.resolve_torch(stmt.value.func) == "torch.nn.ParameterList" \
-                            and _self_name(stmt.targets[0].target) is not None:
-                        lists.add(_self_name(stmt.targets[0].target))
+                            and self_attribute_name(stmt.targets[0].target) is not None:
+                        lists.add(self_attribute_name(stmt.targets[0].target))
         self._parameter_lists = getattr(self, "_parameter_lists", []) + [lists]
 
     def leave_ClassDef(self, original_node, updated_node):
@@ -140,11 +141,11 @@ class ZipStrictTransform(GraphMethodRule):
                 and self.scope.resolve(original_node.func) is None):
             return updated_node
         lists = self._parameter_lists[-1] if getattr(self, "_parameter_lists", None) else set()
-        if any(a.keyword is None and not a.star and _self_name(a.value) in lists for a in updated_node.args):
+        if any(a.keyword is None and not a.star and self_attribute_name(a.value) in lists for a in updated_node.args):
             self.ctx.converted_sites += 1
             updated_node = updated_node.with_changes(args=[
                 a.with_changes(value=cst.Call(cst.Name("tuple"), [cst.Arg(a.value)]))
-                if a.keyword is None and not a.star and _self_name(a.value) in lists else a
+                if a.keyword is None and not a.star and self_attribute_name(a.value) in lists else a
                 for a in updated_node.args])
         strict = [a for a in updated_node.args if a.keyword is not None and a.keyword.value == "strict"]
         if len(strict) != 1 or not (isinstance(strict[0].value, cst.Name)
@@ -159,10 +160,3 @@ class ZipStrictTransform(GraphMethodRule):
             return updated_node.with_changes(args=args)
         self.runtime_modules.add(_RUNTIME)
         return updated_node.with_changes(func=parse_expression(f"{runtime_alias(_RUNTIME)}.zip_strict"), args=args)
-
-
-def _self_name(expr) -> "str | None":
-    """``self.NAME`` -> NAME."""
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-        return expr.attr.value
-    return None
