@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mindport.migrator.rules.base import Example, GraphMethodRule
-from mindport.migrator.syntax import own_bindings
+from mindport.migrator.syntax import bindings_in_scope, function_bindings
 
 _SUBJECT = "_mp_subject"
 
@@ -132,10 +132,11 @@ class MatchStatementTransform(GraphMethodRule):
         else:
             statements = [chain]
         if not _wildcard(updated_node.cases[-1].pattern):
-            elsewhere = _bound_outside(self._functions[-1], original_node) if getattr(self, "_functions", None) \
-                else None
-            if elsewhere is not None:
-                names = sorted(set().union(*(_bound_in(case.body) for case in updated_node.cases)) - elsewhere)
+            function = self._functions[-1] if getattr(self, "_functions", None) else None
+            if function is not None:
+                # the function's own names but those the match binds (its parameters included)
+                elsewhere = function_bindings(function.deep_remove(original_node))
+                names = sorted(set().union(*(bindings_in_scope(case.body) for case in updated_node.cases)) - elsewhere)
                 statements = [cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(n))], cst.Name("None"))])
                               for n in names] + statements
         if not bind:
@@ -170,35 +171,3 @@ def _test_of(pattern, subject):
             joined = cst.BooleanOperation(joined, cst.Or(), test)
         return joined
     return None
-
-
-def _bound_in(node) -> set[str]:
-    """Every name the node and its statements bind (nested functions' own names aside)."""
-    found: set[str] = set()
-
-    class Bindings(cst.CSTVisitor):
-        def on_visit(self, child) -> bool:
-            found.update(own_bindings(child))
-            return not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
-
-    node.visit(Bindings())
-    return found
-
-
-def _bound_outside(function: cst.FunctionDef, match: cst.Match) -> set[str]:
-    """The names the function binds outside ``match``, its parameters included."""
-    found = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
-                                    *function.params.kwonly_params)}
-    for star in (function.params.star_arg, function.params.star_kwarg):
-        if isinstance(star, cst.Param):
-            found.add(star.name.value)
-
-    class Bindings(cst.CSTVisitor):
-        def on_visit(self, child) -> bool:
-            if child is match:
-                return False
-            found.update(own_bindings(child))
-            return child is function or not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
-
-    function.body.visit(Bindings())
-    return found
