@@ -6196,11 +6196,16 @@ def argument_never_reaches(function: cst.FunctionDef, call: cst.Call, name: str)
     first loop's rebinding an operator's result or a :data:`NEW_RESULT_METHODS` method's)? Then the call writes no
     tensor of the caller (rules/argument_writes.py asks)."""
     def fresh(value) -> bool:
-        return isinstance(value, cst.BinaryOperation) or isinstance(value, cst.Call) \
-            and isinstance(value.func, cst.Attribute) and value.func.attr.value in NEW_RESULT_METHODS \
-            and not any(a.star for a in value.args)
+        return isinstance(value, cst.BinaryOperation) or new_result_call(value)
 
     return _argument_never_reaches(function, call, name, fresh, _function_parents(function)) is not None
+
+
+def new_result_call(value) -> bool:
+    """A call of a :data:`NEW_RESULT_METHODS` method on a receiver, no starred argument (``x.sum(dim=d,
+    keepdim=True)``): a new tensor holding nothing of the receiver."""
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+        and value.func.attr.value in NEW_RESULT_METHODS and not any(a.star for a in value.args)
 
 
 def _outermost_loop(node, function: cst.FunctionDef, parents: dict[int, cst.CSTNode]):

@@ -38,7 +38,7 @@ from mindport.migrator.native_facts import (
     absorbed_reduction,
     nonempty_last_extent,
     unaliased_local_update,
-    NEW_RESULT_METHODS,
+    new_result_call,
     function_parents,
     layer_gives_new,
     list_members_give_new,
@@ -2374,9 +2374,7 @@ class TableCallTransform(Rule):
 
         def fresh(value) -> bool:
             return isinstance(value, cst.BinaryOperation) or _fresh_receiver(value, resolve) \
-                or isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
-                and resolve(value.func) is None and value.func.attr.value in NEW_RESULT_METHODS \
-                and not any(a.star for a in value.args)  # x.sum(dim=d, keepdim=True): a new tensor
+                or new_result_call(value) and resolve(value.func) is None  # x.sum(dim=d, keepdim=True): a new tensor
 
         if not unaliased_local_update(self._functions[-1], call, func.value.value, fresh):
             return None
