@@ -19,6 +19,19 @@ def child_env(**extra: str) -> dict:
     return dict(os.environ, PYTHONPATH=path, **extra)
 
 
+def boot_losses(side: str, mode: str, state, script) -> tuple[list[float], str]:
+    """Run ``script`` under the corpus tracker (benchmarks/training/boot.py ``side mode state script``, in the
+    script's folder): the losses of its ``step <loss>`` lines, and the tracker's stderr."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "training" / "boot.py"), side, mode, str(state),
+                           str(script)], capture_output=True, text=True, cwd=script.parent,
+                          env=child_env(OMP_NUM_THREADS="1"), timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("step")], done.stderr
+
+
 def load_module(code: str, name: str) -> types.ModuleType:
     module = types.ModuleType(name)
     exec(compile(code, name, "exec"), module.__dict__)  # noqa: S102 - the test's own scripts

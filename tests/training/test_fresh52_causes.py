@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from _harness import ROOT, child_env
+from _harness import boot_losses
 
 # kekmodel/FixMatch-pytorch (fresh51) steps with NVIDIA apex when asked: ``if args.amp: with amp.scale_loss(loss,
 # optimizer) as scaled_loss: scaled_loss.backward()`` / ``else: loss.backward()``, and ``model, optimizer =
@@ -172,12 +172,9 @@ if __name__ == "__main__":
 
 
 def _boot(side, mode, state, script):
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "training" / "boot.py"), side, mode, str(state),
-                           str(script)], capture_output=True, text=True, cwd=script.parent,
-                          env=child_env(OMP_NUM_THREADS="1"), timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "keeps its own weights" not in done.stderr, done.stderr[-3000:]
-    return [float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("step")]
+    losses, stderr = boot_losses(side, mode, state, script)
+    assert "keeps its own weights" not in stderr, stderr[-3000:]
+    return losses
 
 
 def test_the_tracker_gives_torch_weights_to_a_model_no_optimizer_holds(tmp_path):

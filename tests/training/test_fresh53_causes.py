@@ -2,12 +2,9 @@
 under MindSpore against torch; the expected values are torch's, run here."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 
-from _harness import ROOT, child_env
+from _harness import boot_losses
 
 # Ravoxsg/Word-level-language-modeling (fresh53) steps a stacked LSTM layer by layer in its model's method:
 # ``new_hidden = []``, a loop of ``new_hidden.append(new_h)``, then ``hidden = new_hidden``. The converter flagged the
@@ -80,11 +77,7 @@ if __name__ == "__main__":
 
 
 def _boot(side, mode, state, script):
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "training" / "boot.py"), side, mode, str(state),
-                           str(script)], capture_output=True, text=True, cwd=script.parent,
-                          env=child_env(OMP_NUM_THREADS="1"), timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return [float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("step")]
+    return boot_losses(side, mode, state, script)[0]
 
 
 def test_a_list_filled_before_its_second_name_is_bound_is_not_flagged(tmp_path):
