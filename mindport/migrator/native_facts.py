@@ -146,7 +146,7 @@ class ClassFacts:
                 if id(call) in added or resolve(call.func) != "torch.nn.ModuleList":
                     continue
                 if listed_cells(method, call, resolve, builds_cell) \
-                        or (id(call) not in owned and cells_display(call, cells)):
+                        or (id(call) not in owned and cells_display(call, named_cells(method, call, cells))):
                     self.native_lists.add(id(call))  # an anonymous display: named by the list it joins
         if cls.name.value in file.subclassed:
             return
@@ -647,6 +647,43 @@ def cells_display(call: cst.Call, builds_cell: Callable[[cst.BaseExpression], bo
     that is a name or any other expression may be None (``ModuleList([norm, None])``, ``[pre_norm, post_norm]`` with
     ``post_norm = None``), which CellList refuses: the runtime ModuleList."""
     return _plain_list_argument(call, builds_cell) and isinstance(call.args[0].value, cst.List)
+
+
+def named_cells(method: cst.FunctionDef, call: cst.Call,
+                cells: Callable[[cst.BaseExpression], bool]) -> Callable[[cst.BaseExpression], bool]:
+    """``cells`` for the members of the display ``nn.ModuleList([embed, norm, layers])`` in ``method``, which also
+    takes a local name (segformer's MiT stages: ``get_overlap_patches = nn.Unfold(...)``, ``overlap_patch_embed =
+    nn.Conv2d(...)``, ``layers = nn.ModuleList([])`` then ``stages.append(nn.ModuleList([get_overlap_patches,
+    overlap_patch_embed, layers]))``) every binding of which in the method is a plain ``name = value`` of a Cell
+    construction (never None, which CellList refuses), not a parameter, not declared global/nonlocal, and read only
+    there and as the receiver of ``name.append/extend/insert(...)``: no other holder of the same Cell (``self.embed
+    = embed`` as well would put one Cell under two names)."""
+    params = _param_names(method)
+    if all_nodes(method, (cst.Global, cst.Nonlocal)):
+        return cells
+    order = _order(method)
+    elements = {id(e.value) for arg in call.args if isinstance(arg.value, cst.List)
+                for e in arg.value.elements if isinstance(e, cst.Element)}
+
+    def member(expr) -> bool:
+        if cells(expr):
+            return True
+        if not isinstance(expr, cst.Name) or expr.value in params:
+            return False
+        bindings = order.bindings(expr.value)
+        if not bindings or any(v is None or not cells(v) for v in bindings):
+            return False
+        for read, parent, grand, _stmt in order.reads(expr.value):
+            if id(read) in elements and read is expr:
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is read \
+                    and parent.attr.value in ("append", "extend", "insert") \
+                    and isinstance(grand, cst.Call) and grand.func is parent:
+                continue
+            return False  # read elsewhere (or in a nested scope, parent None)
+        return True
+
+    return member
 
 
 def member_list(call: cst.Call, key: str | None, file: "FileFacts",
