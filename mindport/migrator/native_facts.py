@@ -45,7 +45,7 @@ from typing import Callable
 import libcst as cst
 import libcst.matchers as matchers
 
-from mindport.migrator.syntax import code_of, self_attribute_name, target_name_nodes, target_names
+from mindport.migrator.syntax import bindings_in_scope, code_of, self_attribute_name, target_name_nodes, target_names
 from mindport.migrator.walk import find_all, read, transform, walk
 
 Resolve = Callable[[cst.BaseExpression], "str | None"]
@@ -3952,6 +3952,79 @@ def _mindspore_layers(module: cst.Module) -> Callable[[cst.BaseExpression], "str
         return full[len("mindspore.nn."):] if full.startswith("mindspore.nn.") and full.count(".") == 2 else None
 
     return layer
+
+
+_MODULE_PARENTS: dict[int, tuple] = {}
+
+
+def module_parents(module: cst.Module) -> dict[int, cst.CSTNode]:
+    """:func:`_parents` of a whole module, built once per module node."""
+    hit = _MODULE_PARENTS.get(id(module))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    if len(_MODULE_PARENTS) >= 64:
+        _MODULE_PARENTS.clear()
+    parents = _parents(module)
+    _MODULE_PARENTS[id(module)] = (module, parents)
+    return parents
+
+
+def _literal_at_least(expr, least: int) -> bool:
+    return isinstance(expr, cst.Integer) and expr.evaluated_value >= least
+
+
+def _counts_from_zero(it, target, name: str) -> bool:
+    """Does the loop ``for target in it`` bind ``name`` to non-negative ints only: ``for i, x in enumerate(xs)``
+    (no ``start``, or a non-negative int literal), ``for i in range(n)`` / ``range(a, b[, s])`` with a non-negative
+    int literal ``a`` and a positive literal step?"""
+    if not isinstance(it, cst.Call) or not isinstance(it.func, cst.Name) or any(a.star for a in it.args):
+        return False
+    args = it.args
+    if it.func.value == "enumerate":
+        starts = [a.value for a in args[1:]]
+        if not args or args[0].keyword is not None or len(args) > 2 \
+                or any(not _literal_at_least(v, 0) for v in starts) \
+                or any(a.keyword is not None and a.keyword.value != "start" for a in args[1:]):
+            return False
+        return isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2 \
+            and isinstance(target.elements[0].value, cst.Name) and target.elements[0].value.value == name
+    if it.func.value == "range" and all(a.keyword is None for a in args) and 1 <= len(args) <= 3:
+        if len(args) >= 2 and not _literal_at_least(args[0].value, 0):
+            return False
+        if len(args) == 3 and not _literal_at_least(args[2].value, 1):
+            return False
+        return isinstance(target, cst.Name) and target.value == name
+    return False
+
+
+def loop_index(name: str, node: cst.CSTNode, module: "cst.Module | None") -> bool:
+    """Is ``name``, read at ``node`` (an expression of ``module``), a non-negative int by construction: bound by the
+    nearest loop or comprehension around it that binds it, a count from zero (:func:`_counts_from_zero`: segformer's
+    ``[nn.Sequential(..., nn.Upsample(scale_factor=2 ** i)) for i, dim in enumerate(dims)]``), in the same function,
+    and, for a ``for`` statement, bound nowhere else in its body? ``enumerate``/``range`` bound by the file itself:
+    no."""
+    if module is None:
+        return False
+    if {"enumerate", "range"} & bindings_in_scope(module):
+        return False
+    parents = module_parents(module)
+    child, parent = node, parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            loop = parent.for_in
+            while loop is not None:
+                if name in target_names(loop.target):
+                    return _counts_from_zero(loop.iter, loop.target, name)
+                loop = loop.inner_for_in
+        elif isinstance(parent, cst.For) and child is parent.body and name in target_names(parent.target):
+            return name not in bindings_in_scope(parent.body) and _counts_from_zero(parent.iter, parent.target, name)
+        elif isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
+            return False
+        elif isinstance(parent, (cst.For, cst.While, cst.If, cst.With, cst.Try)) \
+                and name in bindings_in_scope(parent.body if not isinstance(parent, cst.Try) else parent):
+            return False  # rebound between the binder and the read
+        child, parent = parent, parents.get(id(parent))
+    return False
 
 
 def _parents(node: cst.CSTNode) -> dict[int, cst.CSTNode]:

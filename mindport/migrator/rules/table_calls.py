@@ -38,6 +38,7 @@ from mindport.migrator.native_facts import (
     absorbed_reduction,
     nonempty_last_extent,
     unaliased_local_update,
+    loop_index,
     new_result_call,
     function_parents,
     layer_gives_new,
@@ -1996,7 +1997,8 @@ class TableCallTransform(Rule):
             target = self._float_accumulate_target(target, mapped, input_node, original_node, _api_name(entry))
             target = self._raising_extent_target(target, mapped, input_node, original_node, _api_name(entry))
             target = self._elementwise_extreme_target(target, mapped, input_node, original_node)
-            target = _sized_interpolate_target(target, mapped)
+            target = _sized_interpolate_target(target, mapped, lambda name, node=original_node: loop_index(
+                name, node, getattr(self, "_module", None)))
             target = self._absorbed_target(target, mapped, original_node, input_node)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry), input_node)
             if target in NATIVE_PLAIN_DATA and self._observed_decision(original_node, f"plain:{_api_name(entry)}"):
@@ -3850,12 +3852,13 @@ def _parameter_torch_refuses(receiver: cst.BaseExpression, scope, entry, call: c
     return len(positional) > capacity or len(positional) < len(required)
 
 
-def _sized_interpolate_target(target: str, mapped: dict) -> str:
+def _sized_interpolate_target(target: str, mapped: dict, counted: "Callable[[str], bool] | None" = None) -> str:
     """The runtime interpolate and Upsample (written out for torch's sampling where MindSpore's differs: bicubic, a
     non-integral ``scale_factor``, antialias; MindSpore refuses an integer ``scale_factor``) with a literal ``mode``
     (or torch's default) of nearest, linear, bilinear or trilinear, no ``antialias``, and either a ``size`` (no
     ``scale_factor``, no ``recompute_scale_factor``) or a literal integral ``scale_factor`` (``2``, ``2.0``, ``(2,
-    3)``; no ``size``, ``recompute_scale_factor`` unset): MindSpore's own ``ops.interpolate`` / ``nn.Upsample`` with
+    3)``, or a positive int by construction: ``2 ** i`` of a loop's count from zero, ``counted``, _integral_scale; no
+    ``size``, ``recompute_scale_factor`` unset): MindSpore's own ``ops.interpolate`` / ``nn.Upsample`` with
     torch's argument names. Its sampling is torch's there (nearest exactly, the linear modes to 1e-6: tests/converter/
     test_native_interpolate.py); an integral scale factor is written as a float with ``recompute_scale_factor=True``
     (MindSpore's form of it: the output size n * s, sampled at n / (n * s), which is torch's 1 / s)."""
@@ -3877,7 +3880,7 @@ def _sized_interpolate_target(target: str, mapped: dict) -> str:
             or (given("size") and not _plain_size(mapped["size"])):
         return target
     if given("scale_factor"):
-        scale = _integral_scale(mapped["scale_factor"])
+        scale = _integral_scale(mapped["scale_factor"], counted)
         if scale is None:
             return target
         mapped["scale_factor"] = Arg(scale)
@@ -3914,9 +3917,17 @@ def _plain_size(arg: Arg) -> bool:
     return plain(node)
 
 
-def _integral_scale(arg: Arg) -> "str | None":
+def _integral_scale(arg: Arg, counted: "Callable[[str], bool] | None" = None) -> "str | None":
     """A literal scale factor of integral values (``2``, ``2.0``, ``(2, 3)``) written as floats (``2.0``, ``(2.0,
-    3.0)``); None for anything else."""
+    3.0)``); with ``counted`` (is this name a non-negative int: native_facts.loop_index), a positive int by
+    construction, ``float(2 ** i)`` (:func:`_positive_int`: segformer's ``nn.Upsample(scale_factor = 2 ** i)`` for
+    ``i, dim in enumerate(dims)``); None for anything else."""
+    if counted is not None and not arg.is_literal():
+        try:
+            node = cst.parse_expression(arg.source.strip())
+        except cst.ParserSyntaxError:
+            return None
+        return f"float({arg.source.strip()})" if _positive_int(node, counted) else None
     value = arg.literal(None)
     values = value if isinstance(value, tuple) else (value,)
     if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer()
@@ -3924,6 +3935,28 @@ def _integral_scale(arg: Arg) -> "str | None":
         return None
     floats = tuple(float(v) for v in values)
     return repr(floats) if isinstance(value, tuple) else repr(floats[0])
+
+
+def _positive_int(expr, counted: "Callable[[str], bool]", least: int = 1) -> bool:
+    """Is ``expr`` a Python int of at least ``least`` (1 or 0) by construction: an int literal, a name ``counted``
+    takes (a non-negative int: at least 0), ``a ** b`` of a positive ``a`` and a non-negative ``b``, ``a * b`` of two
+    positive (of least 0: non-negative) ones, ``a + b`` of one of at least ``least`` and one non-negative?"""
+    if expr.lpar or expr.rpar:
+        expr = expr.with_changes(lpar=[], rpar=[])
+    if isinstance(expr, cst.Integer):
+        return expr.evaluated_value >= least
+    if isinstance(expr, cst.Name):
+        return least == 0 and counted(expr.value)
+    if isinstance(expr, cst.BinaryOperation):
+        left, right = expr.left, expr.right
+        if isinstance(expr.operator, cst.Power):
+            return _positive_int(left, counted, 1) and _positive_int(right, counted, 0)
+        if isinstance(expr.operator, cst.Multiply):
+            return _positive_int(left, counted, least) and _positive_int(right, counted, least)
+        if isinstance(expr.operator, cst.Add):
+            return (_positive_int(left, counted, least) and _positive_int(right, counted, 0)) \
+                or (_positive_int(left, counted, 0) and _positive_int(right, counted, least))
+    return False
 
 
 def _native_list_argument(built: cst.Call) -> cst.Call:
