@@ -4009,8 +4009,11 @@ def loop_index(name: str, node: cst.CSTNode, module: "cst.Module | None") -> boo
         return False
     parents = module_parents(module)
     child, parent = node, parents.get(id(node))
+    path = {id(node)}
     while parent is not None:
-        if isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+        path.add(id(parent))
+        if isinstance(parent, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)) \
+                and id(parent.for_in.iter) not in path:  # the first iterable is read in the scope around
             loop = parent.for_in
             while loop is not None:
                 if name in target_names(loop.target):

@@ -68,3 +68,15 @@ def test_a_parameter_exponent_keeps_the_runtime():
         "for i in range(1, 3):\n            outs.append(", "outs.append(")
     code = convert_source(source).code
     assert "mp_F.interpolate(x, scale_factor=2 ** i" in code, code
+
+
+def test_a_name_read_in_a_comprehensions_first_iterable_is_the_outer_one():
+    source = textwrap.dedent("""
+        import torch.nn.functional as F
+
+
+        def f(x, i):
+            return [y for i in [F.interpolate(x, scale_factor=2 ** i)] for y in range(i.ndim)]
+    """)
+    code = convert_source(source).code
+    assert "mp_F.interpolate(x, scale_factor=2 ** i)" in code, code
