@@ -101,6 +101,24 @@ open: the attentions' tanh; a single-read form of MindSpore's own ops does not r
 nasnet's ``nn.Conv2d(..., **kwargs)`` (the runtime builder, since ``padding_mode`` may come in the keywords: every
 construction of SeperableConv2d in the file passes none, nor does any of SeperableBranch, which hands its own
 ``**kwargs`` on to it: a two-level cross-call fact nothing reads yet).
+On native53 (a ModuleList display of local names each bound only to a Cell construction and read nowhere else but
+as the receiver of append/extend/insert, native_facts.named_cells; an Upsample/interpolate scale factor that is a
+positive int by construction, ``2 ** i`` of a loop's count from zero, native_facts.loop_index and
+table_calls._positive_int; from 2536e375): code-only 1334/16527 = 8.1 % -> 1332/16528 = 8.1 %, 14/60 -> 14/60;
+``--facts`` 1266/16498 = 7.7 % -> 1264/16499 = 7.7 %, 24/60 -> 24/60 (segformer's ``stages.append(nn.ModuleList(
+[get_overlap_patches, overlap_patch_embed, layers]))`` and decoder ``nn.Upsample(scale_factor = 2 ** i)``, both
+settled; only segformer's output changed, in both modes; its wild parity 1/1 at 4.8e-7, GRAPH_MODE 1/1). segformer
+keeps mindport for its one ``mp_nn.Unfold``: the Unfold is a local put in that display and called as the first
+target of ``for (get_overlap_patches, overlap_embed, layers) in self.stages``, its output next read by
+``rearrange(x, 'b c (h w) -> b c h w', ...)``, which refuses the 2-D result of an unbatched input, so torch runs it
+on batches only; rules/unfold_layers.py proves that only for an Unfold followed by an einops layer in one
+nn.Sequential. The near-free ports with facts are now vit/vit and t2t (a mean of the branch the recorded run does
+not take), efficientnet_b0 (drop_connect's ``x.div_(keep_ratio)``/``x.mul_(mask)`` on its parameter: every call in
+the file is ``out = drop_connect(out, self.drop_rate)`` of a fresh, unaliased ``out``, a cross-call fact
+unaliased_local_update does not read, and ``div_`` keeps ``x``'s dtype where ``x / keep_ratio`` would need
+``keep_ratio`` a Python number: the caller's ``self.drop_rate``), nasnet (the crop ``nn.ConstantPad2d((-1, 0, -1,
+0))``, MindSpore's Cell wrong for a negative amount from its second call on; the ``**kwargs`` Conv2d builder),
+segformer (its Unfold) and the six attentions (tanh).
 """
 from __future__ import annotations
 
