@@ -23,9 +23,27 @@ Usage (from the project root; timm's ``timm/`` package extracted from the fetche
     env -u PYTHONPATH PYTHONPATH=$PWD .venv/bin/python benchmarks/timm_bindings.py /tmp/timm53/out [--top 30] \\
         [--json OUT] [--sites SHAPE]
 
-Figures (timm aa4b5850, 2026-08-08, 284 .py files; session 53):
-  when issue 30 was filed: 1,490 mp_adapt.api bindings, 325 jit_ignore, 219 jit_is_scripting.
-  timm53 first run (lead53 2536e375, unchanged; convert took ~see the docstring's session notes): filled in below.
+Figures (timm aa4b5850 of 2026-08-08: 284 .py files, 250 converted, 34 unchanged, none failed or copied for a
+failure; ``convert --jobs 1`` took 12 min 40 s wall, 4 min 50 s CPU, on the shared 2 cores):
+
+  ==========================  =====  ===========  =================  ========================  =============
+  tree                        api()  jit_ignore   jit_is_scripting   runtime sites / all       import mindport
+  ==========================  =====  ===========  =================  ========================  =============
+  when issue 30 was filed     1490   325          219                -                         -
+  lead53 2536e375 (timm53 1)  20     0            0                  3641 / 43144              228 / 284
+  timm53 d11c16ff             9      0            0                  3657 / 43203              228 / 284
+  ==========================  =====  ===========  =================  ========================  =============
+
+  2536e375's 20 by shape: 8 tuple>default argument (``act_layer=(nn.ReLU6, None)``, cpubone/efficientvit_mit),
+  7 called (``torch.empty(..., **dd)`` x2, ``torch.tensor(..., **dd)`` x2, ``torch.eye(k, **dd)``,
+  ``checkpoint(function, *args, **kwargs)``, ``torch.amp.GradScaler(device=device)``), 2 base class
+  (``DataLoader``, ``nn.SyncBatchNorm``), 2 dict value (create_act's ``relu6=nn.ReLU6``, ``selu=nn.SELU``),
+  1 tuple>Subscript (hiera's ``[nn.Identity, nn.Conv1d, nn.Conv2d, nn.Conv3d][n]``). By name: 9 ReLU6, 2 tensor,
+  2 empty, 1 each of SELU, Conv1d, eye, checkpoint, GradScaler, DataLoader, SyncBatchNorm.
+  d11c16ff (a value whose construction is the runtime's own Cell, TableCallTransform._own_layer_class): the 11
+  ReLU6/SELU/Conv1d values are value classes of their files (``TorchReLU6(mp_nn.ReLU6)``); 9 left: 7 called,
+  2 base class. The +16 runtime sites are those classes' own references to their runtime Cells (static names,
+  not by-name bindings).
 """
 from __future__ import annotations
 
