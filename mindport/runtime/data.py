@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import collections.abc
 import re
+import typing
 
 import mindspore as ms
 import numpy as np
@@ -44,8 +45,12 @@ def _weights(values) -> np.ndarray:
     return np.asarray(values, dtype=np.float64).reshape(-1)
 
 
-class Sampler:
-    """torch.utils.data.Sampler: the base class (subclasses define ``__iter__`` and usually ``__len__``)."""
+_T_co = typing.TypeVar("_T_co", covariant=True)
+
+
+class Sampler(typing.Generic[_T_co]):
+    """torch.utils.data.Sampler: the base class (subclasses define ``__iter__`` and usually ``__len__``); generic as
+    torch's, so a base written ``Sampler[List[int]]`` (timm's ScheduledBatchSampler) is a class."""
 
     def __init__(self, data_source=None):
         _host_only(f"torch.utils.data.{type(self).__name__} is a Python iterable of indices for "

@@ -95,3 +95,38 @@ def test_concat_subset_random_split_and_worker_info():
     with pytest.raises(ValueError):
         mp_data.random_split(range(10), [3, 3])
     assert mp_data.get_worker_info() is None is torch_data.get_worker_info()
+
+
+def test_sampler_is_generic_as_torchs():
+    """timm's ``class ScheduledBatchSampler(Sampler[List[Tuple[Any, int]]])``: torch's Sampler is Generic, so the
+    subscripted base is a class; the converted base (mindport.runtime.data.Sampler) must be one too (timm53: the
+    converted timm package failed to import, "type 'Sampler' is not subscriptable")."""
+    from typing import List
+
+    import torch.utils.data as tud
+
+    from mindport.runtime import data as mp_data
+
+    class Batches(mp_data.Sampler[List[int]]):
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return iter([[i, i + 1] for i in range(0, self.n, 2)])
+
+        def __len__(self):
+            return self.n // 2
+
+    class TorchBatches(tud.Sampler[List[int]]):
+        def __init__(self, n):
+            self.n = n
+
+        def __iter__(self):
+            return iter([[i, i + 1] for i in range(0, self.n, 2)])
+
+        def __len__(self):
+            return self.n // 2
+
+    assert list(Batches(6)) == list(TorchBatches(6)) == [[0, 1], [2, 3], [4, 5]]
+    assert len(Batches(6)) == len(TorchBatches(6)) == 3
+    assert isinstance(Batches(6), mp_data.Sampler)

@@ -356,8 +356,12 @@ class TableCallTransform(Rule):
     the file gets, ``TorchLayerNorm(nn.LayerNorm)`` (factories.value_class_def): called, it is the entry's factory
     (MindSpore's own layer, torch's arguments bound statically); derived from, its ``__init__`` takes torch's
     arguments (one that chooses another Cell, ``elementwise_affine=False``, makes the instance that Cell's subclass,
-    ``mp_nn.become``); ``isinstance``/``issubclass``/``==`` test MindSpore's class through its metaclass. The
-    runtime adapter stays where the entry's default construction is not MindSpore's class or is not static. So is a
+    ``mp_nn.become``); ``isinstance``/``issubclass``/``==`` test MindSpore's class through its metaclass. Where
+    every construction of the entry builds the runtime's Cell (``nn.SELU``: ``mp_nn.SeLU``; ``nn.ReLU6`` in a project
+    where a float64 tensor can come to be: ``mp_nn.ReLU6``, MindSpore's subclass computing float64), the value class
+    is over that Cell (``TorchReLU6(mp_nn.ReLU6)``, timm's ``act_layer=(nn.ReLU6, None)``), whatever the file
+    imported before (``_own_layer_class``). The runtime adapter stays where the entry's default construction is
+    another class or is not static. So is a
     torch function kept as a value (``F.relu`` is ``ops.relu``, a lambda where the call needs its arguments mapped),
     and a layer class or function held other than by a parameter whose every call is known
     (``ValueFlow.value_shape``): ``self.act = F.silu if swiglu else F.relu`` in a class not subclassed in the file,
@@ -2826,10 +2830,27 @@ class TableCallTransform(Rule):
         runtime = {self.ctx.aliases.get(m, runtime_alias(m)) for m in self.ctx.imports_needed if m.startswith("mindport")}
         if entry.kind == "function":
             runtime = {self.ctx.aliases.get(ADAPT_MODULE, runtime_alias(ADAPT_MODULE))}
-        if built is None or any(n.value in runtime for n in all_nodes(built, cst.Name)):
+        own = built is not None and code_of(built.func) == self._own_layer_class(entry)  # its callee alone
+        if built is None or any(n.value in runtime for n in (
+                [n for a in built.args for n in all_nodes(a, cst.Name)] if own else all_nodes(built, cst.Name))):
             self.ctx.imports_needed = needed
             return None
         return built, parameters
+
+    def _own_layer_class(self, entry) -> str | None:
+        """The source of the class a layer entry's every written construction builds in this project when that class
+        is the runtime's: the entry's own target (``torch.nn.SELU`` -> ``mp_nn.SeLU``, which an ``isinstance`` of
+        the torch class also tests: ReferenceTransform) or MindSpore's class's float64-computing subclass in a project
+        where a float64 tensor can come to be (``FLOAT64_LAYERS``: ``nn.ReLU6`` -> ``mp_nn.ReLU6``, an instance of
+        MindSpore's class). As the callee of a construction it is no helper bound by name at run time: a factory or
+        value class may build it (timm's ``act_layer=(nn.ReLU6, None)``, ``dict(relu6=nn.ReLU6, selu=nn.SELU)``).
+        None for any other entry, and on the mint profile."""
+        target = entry.resolve(self.ctx.options.target)[0] if entry.kind == "layer" else None
+        if target is None or self.ctx.options.target != "nn":
+            return None
+        if not self.ctx.options.float64_free:
+            target = FLOAT64_LAYERS.get(target, target)
+        return self.ctx.target_text(target) if target.startswith("mindport.runtime.layers.") else None
 
     def _factory_for(self, func: cst.BaseExpression, entry):
         made, branches = self._native_construction(func, entry), ()
@@ -3099,7 +3120,7 @@ class TableCallTransform(Rule):
         is not static."""
         target = entry.resolve(self.ctx.options.target)[0]
         if entry.kind != "layer" or self.ctx.options.target != "nn" or target is None \
-                or not target.startswith("mindspore."):
+                or not (target.startswith("mindspore.") or self._own_layer_class(entry)):
             return None
         if entry.torch not in self._value_classes:
             self._value_classes[entry.torch] = self._value_class_for(original_node, entry, target)
@@ -3150,7 +3171,8 @@ class TableCallTransform(Rule):
                 made, branches = self._switched_construction(func, entry) or (None, ())
         finally:
             self._building_factory = False
-        if factory is None or made is None or code_of(made[0].func) != self.ctx.target_text(target):
+        if factory is None or made is None or code_of(made[0].func) not in (
+                self.ctx.target_text(target), self._own_layer_class(entry)):
             self.ctx.imports_needed = needed
             return None
         built, parameters = made
