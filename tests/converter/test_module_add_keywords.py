@@ -57,3 +57,36 @@ def test_mixconv_matches_torch(tmp_path, mode):
     x = np.random.default_rng(0).standard_normal((2, 4, 6, 6)).astype(np.float32)
     assert_port_matches_in_mode(MIX, convert_source(MIX).code, "MixConv", [x], tmp_path, "mixconv", mode,
                                 rtol=1e-5, atol=1e-5)
+
+
+# timm's ResNet: ``for stage in stage_modules: self.add_module(*stage)`` (name, module) pairs unpacked into the call;
+# it was left as the Cell's missing method ("'ResNet' object has no attribute 'add_module'")
+STARRED = textwrap.dedent("""\
+    import torch
+    import torch.nn as nn
+
+
+    class Stages(nn.Module):
+        def __init__(self):
+            super().__init__()
+            stages = [("s0", nn.Linear(4, 6)), ("s1", nn.Linear(6, 3))]
+            for stage in stages:
+                self.add_module(*stage)
+            extra = ("scale", nn.Parameter(torch.linspace(0.5, 1.5, 3)))
+            self.register_parameter(*extra)
+
+        def forward(self, x):
+            return self.s1(torch.tanh(self.s0(x))) * self.scale
+""")
+
+
+def test_starred_forms_go_through_the_runtime():
+    code = convert_source(STARRED).code
+    assert "mp_nn.add_module(self, *stage)" in code and "mp_nn.register_parameter(self, *extra)" in code, code
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_starred_stages_match_torch(tmp_path, mode):
+    x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
+    assert_port_matches_in_mode(STARRED, convert_source(STARRED).code, "Stages", [x], tmp_path, "stages", mode,
+                                rtol=1e-5, atol=1e-6)

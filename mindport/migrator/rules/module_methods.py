@@ -763,6 +763,13 @@ class ModuleMethodTransform(Rule):
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.{self.RUNTIME[name]}"),
                             args=[cst.Arg(func.value), *[cst.Arg(value) for value in bound]])
+        if name in self.RUNTIME and args and all(arg.keyword is None and arg.star != "**" for arg in args) \
+                and any(arg.star == "*" for arg in args):
+            # self.add_module(*stage): positions only, torch's order is the helper's (name, module) after the parent
+            self.runtime_modules.add(_RUNTIME_LAYERS)
+            return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.{self.RUNTIME[name]}"),
+                            args=[cst.Arg(func.value), *[arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                                                         for arg in args]])
         if name in self.HOOKS and args:
             self.runtime_modules.add(_RUNTIME_LAYERS)
             return cst.Call(func=parse_expression(f"{runtime_alias(_RUNTIME_LAYERS)}.{self.HOOKS[name]}"),
