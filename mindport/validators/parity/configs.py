@@ -3,6 +3,7 @@ cells' recorded constructor arguments (cells keep only some of them as attribute
 from __future__ import annotations
 
 import contextlib
+import enum
 import weakref
 
 _CTOR_ARGS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -37,12 +38,25 @@ def record_constructor_args():
 _SCALARS = (bool, int, float, str, type(None))
 
 
-def _plain(value):
-    """A JSON-friendly rendering of a configuration value, or None-marker ``...`` when it is not a plain value."""
-    if isinstance(value, _SCALARS):
+def _builtin(value):
+    """``value`` (an instance of one of ``_SCALARS``, maybe of a subclass such as a str Enum) as that builtin type."""
+    if type(value) in _SCALARS:
         return value
+    value = value.value if isinstance(value, enum.Enum) else value
+    for kind in _SCALARS[:-1]:  # bool before int: a bool is an int
+        if isinstance(value, kind):
+            return kind(value)
+    return str(value)
+
+
+def _plain(value):
+    """A JSON-friendly rendering of a configuration value, or None-marker ``...`` when it is not a plain value.
+    Always of builtin types: a project's ``class Format(str, Enum)`` member (timm's ``fmt``) is its value's builtin
+    form, since the record travels to a parent process that cannot import the project's classes."""
+    if isinstance(value, _SCALARS):
+        return _builtin(value)
     if isinstance(value, (tuple, list)) and all(isinstance(v, _SCALARS) for v in value):
-        return tuple(value)
+        return tuple(_builtin(v) for v in value)
     if hasattr(value, "dtype") and not hasattr(value, "shape"):  # a dtype object
         return str(value)
     return ...

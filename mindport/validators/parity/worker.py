@@ -164,7 +164,11 @@ class _PlainUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str):
         if module.split(".")[0] in ("torch", "mindspore"):
             raise pickle.UnpicklingError(f"a {module}.{name} object (sides send numpy arrays and plain data)")
-        return super().find_class(module, name)
+        try:
+            return super().find_class(module, name)
+        except (ImportError, AttributeError):  # a project's class: importable on the side only
+            raise pickle.UnpicklingError(f"a {module}.{name} object (sides send numpy arrays and plain data)") \
+                from None
 
 
 def log_tail(path: str, lines: int = 12) -> str:
