@@ -95,7 +95,14 @@ def python_of(text: str) -> str:
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("%%") and first[2:].split(" ")[0] not in _PYTHON_CELL_MAGICS:
         return "\n".join("" for _ in lines)
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
+    # an indented one is ``pass`` at its indentation: blank, the block it was the body of (``if IN_COLAB:`` then
+    # ``!wget ...``) had no body, and the cell, the notebook's imports with it, did not parse (MrSyee's
+    # pg-is-all-you-need: "name 'np' is not defined" in every later cell's class)
+    return "\n".join((line[:len(line) - len(line.lstrip())] + _MAGIC_BODY if line[:1] in (" ", "\t") else "")
+                     if line.lstrip().startswith(("%", "!")) else line for line in lines)
+
+
+_MAGIC_BODY = "pass"  # what an indented magic or shell line is in a cell's Python (python_of)
 
 
 def _not_python(body: str) -> str | None:
@@ -112,9 +119,10 @@ def _not_python(body: str) -> str | None:
 
 
 def _kept_lines(text: str, python: str) -> list[tuple[int, str]]:
-    """The lines of a cell that are not Python (blank in ``python``, not in ``text``): written back as they were."""
+    """The lines of a cell that are not Python (blank in ``python``, or an indented magic's ``pass``, not in
+    ``text``): written back as they were."""
     return [(i, line) for i, (line, body) in enumerate(zip(text.split("\n"), python.split("\n")))
-            if line.strip() and not body.strip()]
+            if line.strip() and (not body.strip() or (body.strip() == _MAGIC_BODY != line.strip()))]
 
 
 # a statement between two cells of a notebook converted as one module (a statement, not a comment: a comment line
