@@ -53,6 +53,7 @@ import os
 import numpy as np
 import torch
 import torch.nn as nn
+import torch.optim as optim
 
 if IN_COLAB and not os.path.exists("helper.py"):
     # download a helper module
@@ -67,6 +68,10 @@ class Actor(nn.Module):
 
     def forward(self, state):
         return torch.tanh(self.fc(state) / self.scale)
+
+
+def make_optimizer(actor):
+    return optim.Adam(actor.parameters(), lr=1e-3)
 ''',
 ]
 
@@ -92,8 +97,23 @@ def test_an_indented_shell_line_is_pass_and_written_back():
 
     text = 'if IN_COLAB:\n    # get it\n    !wget https://example.org/a.py\n%matplotlib inline\nx = 1'
     body = python_of(text)
-    assert body.split("\n") == ["if IN_COLAB:", "    # get it", "    pass", "", "x = 1"], body
+    assert body.split("\n") == ["if IN_COLAB:", "    # get it", "    pass  # mindport: magic line 2", "", "x = 1"], body
     compile(body, "cell", "exec")
+
+
+def test_the_converted_notebook_keeps_the_shell_line_in_its_block(tmp_path):
+    # the conversion adds import lines above the block: the shell line goes back where its placeholder went
+    from mindport.migrator.repo import convert_path
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "agent.ipynb").write_text(_notebook(COLAB_CELLS))
+    convert_path(tmp_path / "src", tmp_path / "out", jobs=1, force=True)
+    cells = json.loads((tmp_path / "out" / "agent.ipynb").read_text())["cells"]
+    lines = "".join(cells[1]["source"]).split("\n")
+    at = lines.index("    !wget https://example.org/helper.py")
+    assert lines[at - 1] == "    # download a helper module", lines
+    assert lines[at - 2].startswith("if IN_COLAB and"), lines
+    assert not any("mindport: magic line" in line for line in lines), lines
 
 
 # khanhnamle1994/MetaRec: a Django web service beside the models (``from django.db import models``, ``class
