@@ -2277,6 +2277,23 @@ def _mapping_retries(problem: str, spec: str) -> list[str]:
     return out
 
 
+_DIMENSION_OUT_OF_RANGE = re.compile(r"Dimension out of range \(expected to be in range of \[-(\d+), \d+\], but got (\d+)\)")
+
+
+def _derived_rank(problem: str, given: int) -> int | None:
+    """The rank an input of ``given`` dimensions should have when the forward's "Dimension out of range" is about a
+    tensor it made with fewer axes than its input (a loss's ``pred[:, i].sum(dim=1).sum(dim=1).sum(dim=1)``, a
+    Dice loss over 5-D volumes: given 2-D, the selected channel is 1-D, "expected to be in range of [-1, 0], but got
+    1"): the input as many axes longer as the tensor lacked. One reduction fails at a time, so the caller grows the
+    input step by step (lee-zq/3DUNet-Pytorch's six Dice/Jaccard/Tversky losses: 2 -> 3 -> 4 -> 5). None otherwise
+    (the input itself short: ``_rank_hint``)."""
+    m = _DIMENSION_OUT_OF_RANGE.search(problem)
+    if m is None or int(m.group(1)) >= given:
+        return None
+    rank = given + int(m.group(2)) + 1 - int(m.group(1))
+    return rank if given < rank <= 6 else None
+
+
 def _rank_hint(problem: str, given: int | None = None) -> int | None:
     """The rank an input should have, when the forward's error says (None otherwise): "not enough values to unpack
     (expected 4, got 2)" -> 4, "Expected 1-D argument" -> 1, "too many indices for tensor of dimension 2" -> 3. A
@@ -3367,7 +3384,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
             tries = handed + [s for s in tries if s not in handed]
         seen = []
         input_errors = []
-        hinted = optional = fitted = others = 0
+        hinted = optional = fitted = others = grown = 0
         int_facts = _int_facts(model, ctor, cand["params"])  # the sizes its names may say (_split_join), once
         for specs in tries:
             if specs in seen:
@@ -3402,7 +3419,19 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                     hinted += 1
             # not for a list or value input, nor for a forward without arguments
             hint = problem is not None and bool(specs) and hinted < 4 and _elements(specs[0]) > 0
-            rank = _rank_hint(problem, len(specs[0].split(":")[0].split("x"))) if hint else None
+            given = len(specs[0].split(":")[0].split("x"))
+            derived = _derived_rank(problem, given) if problem is not None and specs and _elements(specs[0]) > 0 \
+                and grown < 4 else None
+            if derived is not None:
+                # a tensor made from the input lacked axes: the inputs of the first one's form all that much longer,
+                # next (a budget of its own: each step shows only the next reduction that fails)
+                for first in _to_rank(specs[0], derived, None)[:1]:
+                    retry = [first, *(first if s == specs[0] else s for s in specs[1:])]
+                    if retry not in tries:
+                        tries.insert(tries.index(specs) + 1, retry)
+                        grown += 1
+                hint = False
+            rank = _rank_hint(problem, given) if hint else None
             firsts = _to_rank(specs[0], rank, None) if rank is not None else (
                 _size_hint(_whole(failure, problem), specs[0]) if hint else [])
             if problem is not None and fitted < 2 and specs and ("mat1 and mat2" in problem

@@ -2636,7 +2636,13 @@ class _OtherFramework:
         by_name = last == "Module" or last in self.module_classes
         origin = self._origin(rel).get(base.id)
         if origin is not None and origin[0] == "external":  # torch.jit.ScriptModule, pl.LightningModule: unknown
-            return False if origin[1].split(".")[0] in _OTHER_FRAMEWORKS else by_name or None
+            # a project class's name says nothing of another package's class of that name (Django's
+            # ``models.Model`` beside the project's own ``class Model(nn.Module)``: khanhnamle1994/MetaRec's
+            # Endpoint, MLAlgorithm, MLAlgorithmStatus were tried as models, "built a Endpoint, not a torch.nn.Module")
+            top = origin[1].split(".")[0]
+            if top in _OTHER_FRAMEWORKS or (top != "torch" and last != "Module" and last in self.module_classes):
+                return False
+            return by_name or None
         if origin is not None and origin[0] == "assigned":  # MyModule = torch.jit.ScriptModule
             return None
         if origin is not None and origin[0] == "class" and not chain:

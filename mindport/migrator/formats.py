@@ -95,7 +95,17 @@ def python_of(text: str) -> str:
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("%%") and first[2:].split(" ")[0] not in _PYTHON_CELL_MAGICS:
         return "\n".join("" for _ in lines)
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in lines)
+    # an indented one is ``pass`` at its indentation: blank, the block it was the body of (``if IN_COLAB:`` then
+    # ``!wget ...``) had no body, and the cell, the notebook's imports with it, did not parse (MrSyee's
+    # pg-is-all-you-need: "name 'np' is not defined" in every later cell's class)
+    return "\n".join((line[:len(line) - len(line.lstrip())] + _MAGIC_BODY.format(i) if line[:1] in (" ", "\t") else "")
+                     if line.lstrip().startswith(("%", "!")) else line for i, line in enumerate(lines))
+
+
+# what an indented magic or shell line is in a cell's Python (python_of): its line number in the comment, so the
+# converter writes it back where it went when the conversion added lines above it (imports)
+_MAGIC_BODY = "pass  # mindport: magic line {}"
+_MAGIC_MARK = re.compile(r"^\s*pass  # mindport: magic line (\d+)$")
 
 
 def _not_python(body: str) -> str | None:
@@ -112,9 +122,10 @@ def _not_python(body: str) -> str | None:
 
 
 def _kept_lines(text: str, python: str) -> list[tuple[int, str]]:
-    """The lines of a cell that are not Python (blank in ``python``, not in ``text``): written back as they were."""
+    """The lines of a cell that are not Python (blank in ``python``, or an indented magic's ``pass``, not in
+    ``text``): written back as they were."""
     return [(i, line) for i, (line, body) in enumerate(zip(text.split("\n"), python.split("\n")))
-            if line.strip() and not body.strip()]
+            if line.strip() and (not body.strip() or _MAGIC_MARK.match(body))]
 
 
 # a statement between two cells of a notebook converted as one module (a statement, not a comment: a comment line
@@ -222,8 +233,11 @@ def convert_notebook_bytes(data: bytes, name: str, options: dict, max_code_size:
             out_text, cell_diagnostics = result.code, result.diagnostics
             sites += result.converted_sites
         out_lines = out_text.split("\n")
+        marked = {int(m.group(1)): j for j, o in enumerate(out_lines) if (m := _MAGIC_MARK.match(o))}
         for i, line in kept_lines[k]:
-            if i < len(out_lines):
+            if i in marked:  # an indented magic line: where its placeholder went
+                out_lines[marked[i]] = line
+            elif i < len(out_lines):
                 out_lines[i] = line
         if head and joined is not None and k in joined[0]:  # what the conversion wrote above the first cell
             out_lines, head = head + out_lines, []

@@ -684,6 +684,11 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
         if isinstance(value.func, cst.Call) and isinstance(value.func.func, cst.Name) \
                 and value.func.func.value[:1].isupper() and scope.resolve(value.func.func) is None:
             return "tensor"  # Attention()(q, k, v): a layer of the file's, built and called at once
+        if isinstance(value.func, cst.Call) and _torch_layer_class(scope.resolve(value.func.func)):
+            # nn.Flatten(1)(x), nn.MaxPool1d(n)(x): a torch layer built and called at once gives a tensor (in a file
+            # that imports numpy, its .repeat(n, 1, 1) was left as numpy's spelling: nikitakaraevv/pointnet's
+            # Transform, "'repeat' is not supported on this device" in MindSpore)
+            return "tensor"
         if _first_parameter(value):
             return "tensor"  # next(self.parameters()): a Parameter (its .data, .new(...) are a tensor's)
         if isinstance(value.func, cst.Name) and value.func.value in ("list", "dict", "set", "str", "tuple", "len",
@@ -726,6 +731,13 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
 # it is given (a tensor for tensors).
 _NUMBER_MODULES = frozenset({"math", "cmath"})
 _NUMBER_MODULE_EXCEPTIONS = frozenset({"math.prod"})
+
+
+def _torch_layer_class(qual: str | None) -> bool:
+    """``torch.nn.Flatten``, ``torch.nn.modules.pooling.MaxPool1d``: a layer class of torch.nn (its last name
+    capitalised; ``torch.nn.Parameter`` is no layer)."""
+    return qual is not None and qual.startswith("torch.nn.") and qual.rsplit(".", 1)[-1][:1].isupper() \
+        and qual.rsplit(".", 1)[-1] not in ("Parameter", "UninitializedParameter", "Buffer")
 
 
 def _first_parameter(call: cst.Call) -> bool:
