@@ -1384,6 +1384,7 @@ def held_cells(trees: list[ast.Module]) -> tuple[tuple[str, str, str], ...]:
                 built[name] = built.get(name, 0) + 1
             elif isinstance(node, ast.Attribute) and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
                 other_reads.add(node.attr)
+    by_name = {c.name: c for c in classes}
     found: list[tuple[str, str, str]] = []
     for parent in classes:
         methods = {s.name: s for s in parent.body if isinstance(s, ast.FunctionDef)}
@@ -1396,7 +1397,7 @@ def held_cells(trees: list[ast.Module]) -> tuple[tuple[str, str, str], ...]:
                 continue
             child, attr = _last_component(stmt.value.func), stmt.targets[0].attr
             if defined.get(child) != 1 or built.get(child) != 1 or child in bases or attr in other_reads \
-                    or child == parent.name:
+                    or child == parent.name or not _keeps_state(by_name[child]):
                 continue
             if _held_calls(parent, forward, attr, stmt.targets[0]) >= 2:
                 found.append((child, parent.name, attr))
@@ -1425,3 +1426,25 @@ def _held_calls(parent: ast.ClassDef, forward: ast.FunctionDef, attr: str, targe
             calls.add(id(node.func))
     uses = [node for node in ast.walk(parent) if _is_self_attribute(node) and node.attr == attr and node is not target]
     return len(calls) if uses and all(id(node) in calls for node in uses) else 0
+
+
+def _keeps_state(cls: ast.ClassDef) -> bool:
+    """A method other than ``__init__`` writes ``self.<name> = ...`` of a plain attribute (not a buffer or a
+    Parameter, which a graph writes back itself: normflows' ActNorm flag) that a method reads."""
+    stored: set[str] = set()
+    written: set[str] = set()
+    read: set[str] = set()
+    for method in (s for s in cls.body if isinstance(s, ast.FunctionDef)):
+        for node in ast.walk(method):
+            if isinstance(node, ast.Call) and _last_component(node.func) in ("register_buffer", "register_parameter") \
+                    and node.args and isinstance(node.args[0], ast.Constant):
+                stored.add(str(node.args[0].value))
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                    and _last_component(node.value.func) == "Parameter":
+                stored.update(t.attr for t in node.targets if _is_self_attribute(t))
+            elif _is_self_attribute(node):
+                if isinstance(node.ctx, ast.Store) and method.name != "__init__":
+                    written.add(node.attr)
+                elif isinstance(node.ctx, ast.Load):
+                    read.add(node.attr)
+    return bool((written & read) - stored)
