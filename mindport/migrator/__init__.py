@@ -17,7 +17,7 @@ from mindport.migrator.context import Options
 from mindport.migrator.engine import run_pipeline
 from mindport.migrator.project import (conv1d_settings_unread as _conv1d_settings_unread, float64_free as _float64_free,
                                        return_kinds, backward_params as _backward_params,
-                                       record_classes as _record_classes)
+                                       record_classes as _record_classes, held_cells as _held_cells)
 
 
 @dataclass
@@ -41,7 +41,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                    imported_names=frozenset(), float64_free=None, conv1d_settings_unread=None,
                    tensor_free: bool = False, argument_writers=(), backward_params=None,
                    record_classes=None, grad_helpers=(), loader_reads=frozenset(),
-                   loader_params=()) -> ConversionResult:
+                   loader_params=(), held_cells=None) -> ConversionResult:
     """Convert PyTorch source text to MindSpore source text.
 
     ``local_packages``: the top-level packages of the project the file belongs to (a torch-based package among them,
@@ -78,6 +78,9 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
     ``mindport.migrator.project.loader_field_reads``): a DataLoader such a function returns keeps torch's semantics. ``loader_params``: ((name, params, read
     params), ...) the project's functions, methods and classes reading such a field of what a parameter holds
     (``mindport.migrator.project.loader_param_reads``): a DataLoader handed to one keeps torch's semantics.
+    ``held_cells``: ((class, parent class, attribute), ...) the project's sub-Cells one parent calls more than once in
+    its forward (``mindport.migrator.project.held_cells``): their state is passed from call to call; None (a file
+    alone): its own.
     """
     if tensor_free:
         return ConversionResult(code=code)
@@ -87,6 +90,8 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
         backward_params = _own_fact(_backward_params, code) or ()
     if record_classes is None:
         record_classes = _own_fact(_record_classes, code) or ()
+    if held_cells is None:
+        held_cells = _own_fact(_held_cells, code) or ()
     if float64_free is None:
         float64_free = _own_fact(_float64_free, code)
     if conv1d_settings_unread is None:
@@ -102,6 +107,7 @@ def convert_source(code: str, filename: str = "<string>", *, target: str = "nn",
                       return_kinds=tuple(tuple(k) for k in return_kinds),
                       backward_params=tuple((n, tuple(p), tuple(b)) for n, p, b in backward_params),
                       record_classes=tuple((n, tuple(tuple(f) for f in fs)) for n, fs in record_classes),
+                      held_cells=tuple(tuple(h) for h in held_cells),
                       imported_names=frozenset(imported_names), float64_free=bool(float64_free),
                       conv1d_settings_unread=bool(conv1d_settings_unread),
                       argument_writers=tuple((n, tuple(p), tuple(w)) for n, p, w in argument_writers),

@@ -90,6 +90,9 @@ class Options:
     # ((class, ((field, default source or None), ...)), ...): the project's dataclass records a model builds in its
     # forward, written as dicts (project.record_classes; RecordDictTransform)
     record_classes: tuple = ()
+    # ((class, parent class, attribute), ...): a sub-Cell one parent calls more than once in its forward (project.
+    # held_cells; SelfCacheTransform passes its state along)
+    held_cells: tuple = ()
     return_kinds: tuple = ()  # ((name, kind), ...): what the project's functions return (project.return_kinds)
     imported_names: frozenset[str] = frozenset()  # names imported from the project's modules (project.py)
     # ((name, params, written params), ...): the project's module functions that write into an argument, which their

@@ -1354,3 +1354,97 @@ def _with_owner(tree: ast.Module):
                     yield child, owner
                 yield from walk(child, owner, in_class)
     yield from walk(tree, None, False)
+
+
+def held_cells(trees: list[ast.Module]) -> tuple[tuple[str, str, str], ...]:
+    """The project's model classes whose one instance a parent holds and calls more than once in its forward
+    (SegRNN's ``self.revinLayer = RevIN(...)``, ``x = self.revinLayer(x, 'norm')`` ... ``y = self.revinLayer(y,
+    'denorm')``, RevIN in another file): ((class, parent class, attribute), ...). A sub-Cell that keeps state on
+    ``self`` from one call to the next needs it passed along in a graph (``SelfCacheTransform``): the class threads
+    its construct, the parent hands the state from call to call.
+
+    The class defined once in the project and built once (``self.<attribute> = Class(...)`` in the parent's
+    ``__init__``, under an ``if`` too), no class derived from it; the parent's every other use of
+    ``self.<attribute>`` a call ``self.<attribute>(...)`` in its ``forward`` (not in a nested function, a lambda
+    or a comprehension), at least two of them; no ``.<attribute>`` read on anything but ``self`` in the project.
+    Read with ``ast``: nothing imported. ``trees``: the project's parsed files, or one file's alone."""
+    defined: dict[str, int] = {}
+    built: dict[str, int] = {}
+    bases: set[str] = set()
+    other_reads: set[str] = set()
+    classes: list[ast.ClassDef] = []
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                defined[node.name] = defined.get(node.name, 0) + 1
+                bases.update(_last_component(b) for b in node.bases)
+                classes.append(node)
+            elif isinstance(node, ast.Call):
+                name = _last_component(node.func) if isinstance(node.func, (ast.Name, ast.Attribute)) else ""
+                built[name] = built.get(name, 0) + 1
+            elif isinstance(node, ast.Attribute) and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                other_reads.add(node.attr)
+    by_name = {c.name: c for c in classes}
+    found: list[tuple[str, str, str]] = []
+    for parent in classes:
+        methods = {s.name: s for s in parent.body if isinstance(s, ast.FunctionDef)}
+        init, forward = methods.get("__init__"), methods.get("forward") or methods.get("construct")
+        if init is None or forward is None:
+            continue
+        for stmt in _statements(init.body):
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_self_attribute(stmt.targets[0])
+                    and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, (ast.Name, ast.Attribute))):
+                continue
+            child, attr = _last_component(stmt.value.func), stmt.targets[0].attr
+            if defined.get(child) != 1 or built.get(child) != 1 or child in bases or attr in other_reads \
+                    or child == parent.name or not _keeps_state(by_name[child]):
+                continue
+            if _held_calls(parent, forward, attr, stmt.targets[0]) >= 2:
+                found.append((child, parent.name, attr))
+    return tuple(sorted(found))
+
+
+def _is_self_attribute(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _held_calls(parent: ast.ClassDef, forward: ast.FunctionDef, attr: str, target: ast.Attribute) -> int:
+    """How many calls ``self.<attr>(...)`` ``forward`` makes in its own body; 0 when the class uses
+    ``self.<attr>`` any other way (elsewhere than the one assignment ``target``)."""
+    calls: set[int] = set()
+
+    def own(node):  # forward's own nodes: not in a nested function, lambda or comprehension
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp,
+                                  ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                continue
+            yield child
+            yield from own(child)
+
+    for node in own(forward):
+        if isinstance(node, ast.Call) and _is_self_attribute(node.func) and node.func.attr == attr:
+            calls.add(id(node.func))
+    uses = [node for node in ast.walk(parent) if _is_self_attribute(node) and node.attr == attr and node is not target]
+    return len(calls) if uses and all(id(node) in calls for node in uses) else 0
+
+
+def _keeps_state(cls: ast.ClassDef) -> bool:
+    """A method other than ``__init__`` writes ``self.<name> = ...`` of a plain attribute (not a buffer or a
+    Parameter, which a graph writes back itself: normflows' ActNorm flag) that a method reads."""
+    stored: set[str] = set()
+    written: set[str] = set()
+    read: set[str] = set()
+    for method in (s for s in cls.body if isinstance(s, ast.FunctionDef)):
+        for node in ast.walk(method):
+            if isinstance(node, ast.Call) and _last_component(node.func) in ("register_buffer", "register_parameter") \
+                    and node.args and isinstance(node.args[0], ast.Constant):
+                stored.add(str(node.args[0].value))
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                    and _last_component(node.value.func) == "Parameter":
+                stored.update(t.attr for t in node.targets if _is_self_attribute(t))
+            elif _is_self_attribute(node):
+                if isinstance(node.ctx, ast.Store) and method.name != "__init__":
+                    written.add(node.attr)
+                elif isinstance(node.ctx, ast.Load):
+                    read.add(node.attr)
+    return bool((written & read) - stored)

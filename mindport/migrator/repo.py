@@ -31,7 +31,7 @@ from mindport.errors import Diagnostic, InputError
 from mindport.migrator.formats import imported_packages
 from mindport.migrator.project import function_classes_from_bases, list_names, local_packages, sibling_modules, \
     argument_writers, backward_params, imported_names, module_classes_from_bases, object_classes_from_bases, \
-    record_classes, loader_field_reads, loader_param_reads, \
+    record_classes, held_cells, loader_field_reads, loader_param_reads, \
     parse_files, return_kinds, star_bindings, float64_free, conv1d_settings_unread, tensor_free_files
 from mindport.migrator.report import ConversionReport, FileReport
 from mindport.migrator.rules.module_class import module_classes
@@ -216,10 +216,11 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         if single:  # a file alone: its own functions' return kinds (convert_source)
             stars, lists, returns, imported, no_float64, settings_unread = {}, frozenset(), None, frozenset(), None, None
             tensor_free, writers, reads, handed = frozenset(), (), frozenset(), ()
-            backed = records = None
+            backed = records = held = None
         elif isinstance(cached_stars, dict) and cached_stars.get("key") == stars_key \
                 and "tensor_free" in cached_stars and "argument_writers" in cached_stars \
                 and "backward_params" in cached_stars and "record_classes" in cached_stars \
+                and "held_cells" in cached_stars \
                 and "loader_reads" in cached_stars and "loader_params" in cached_stars:
             stars = {rel: tuple(tuple(b) for b in bindings) for rel, bindings in cached_stars["files"].items()}
             lists = frozenset(cached_stars["lists"])
@@ -231,6 +232,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             writers = tuple((n, tuple(p), tuple(w)) for n, p, w in cached_stars["argument_writers"])
             backed = tuple((n, tuple(p), tuple(b)) for n, p, b in cached_stars["backward_params"])
             records = tuple((n, tuple(tuple(f) for f in fs)) for n, fs in cached_stars["record_classes"])
+            held = tuple(tuple(h) for h in cached_stars["held_cells"])
             reads = frozenset(cached_stars["loader_reads"])
             handed = tuple((n, tuple(p), tuple(r)) for n, p, r in cached_stars["loader_params"])
         else:
@@ -240,6 +242,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             returns = return_kinds([tree for _, tree in files])  # what each function returns (C-SWM's to_one_hot)
             backed = backward_params([tree for _, tree in files])  # helpers handed a loss they backpropagate
             records = record_classes([tree for _, tree in files])  # dataclass records built in forward: dicts
+            held = held_cells([tree for _, tree in files])  # sub-Cells a parent calls twice (RevIN): state passed
             imported = imported_names(files, local)  # names imported from the project's modules
             no_float64 = float64_free([tree for _, tree in files])  # no float64 tensor anywhere (SGD's parameters)
             settings_unread = conv1d_settings_unread([tree for _, tree in files])  # a Conv1d is MindSpore's own
@@ -250,7 +253,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
             handed = loader_param_reads(files)  # functions reading .dataset of a loader they are handed
         speculative = {"target": target, "ms_version": ms_version, "module_classes": frozenset(),
                        "local_packages": local, "device": device, "list_names": lists, "return_kinds": returns,
-                       "backward_params": backed, "record_classes": records,
+                       "backward_params": backed, "record_classes": records, "held_cells": held,
                        "imported_names": imported, "float64_free": no_float64,
                        "conv1d_settings_unread": settings_unread, "argument_writers": writers,
                        "loader_reads": reads, "loader_params": handed}
@@ -298,7 +301,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
         options = {"target": target, "ms_version": ms_version, "module_classes": project_modules,
                    "local_packages": local, "device": device, "object_classes": objects, "list_names": lists,
                    "function_classes": functions, "return_kinds": returns, "imported_names": imported,
-                   "backward_params": backed, "record_classes": records,
+                   "backward_params": backed, "record_classes": records, "held_cells": held,
                    "float64_free": no_float64, "conv1d_settings_unread": settings_unread,
                    "argument_writers": writers, "loader_reads": reads, "loader_params": handed}
         calls_object = _calls_any(objects, functions)
@@ -318,6 +321,7 @@ def _convert_entries(src: Path, dst_path: Path, entries: list[TreeEntry], proble
                                "argument_writers": [[n, list(p), list(w)] for n, p, w in writers],
                                "backward_params": [[n, list(p), list(b)] for n, p, b in backed or ()],
                                "record_classes": [[n, [list(f) for f in fs]] for n, fs in records or ()],
+                               "held_cells": [list(h) for h in held or ()],
                                "loader_reads": sorted(reads),
                                "loader_params": [[n, list(p), list(r)] for n, p, r in handed]}}
         by_rel = {entry.rel: entry for entry in todo}

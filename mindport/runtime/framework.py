@@ -400,6 +400,21 @@ def keep_cache(owner, name, value):
     return value
 
 
+def held_call(cell, *args, _mp_state=None, **kwargs):
+    """``cell(*args, **kwargs)`` for a sub-Cell its parent calls more than once in one construct (SegRNN's RevIN:
+    ``self.revin(x, 'norm')`` keeps the statistics on self, ``self.revin(y, 'denorm')`` reads them), written by
+    SelfCacheTransform: ``(value, state)``. A class that keeps state from one call to the next has a threaded
+    ``_mp_construct`` taking the state the previous call gave (None: its own attributes, what PyNative's previous
+    call left) and giving ``(value, *state)``; a static graph (GRAPH_MODE) does not carry a sub-Cell's ``self.x``
+    write from one call to the next, the state passed along does. Any other cell is called as it is and the state
+    handed back unchanged (the class, in another file, keeps no state)."""
+    threaded = getattr(cell, "_mp_construct", None)
+    if threaded is None:
+        return cell(*args, **kwargs), _mp_state
+    out = threaded(*args, _mp_state=_mp_state, **kwargs)
+    return out[0], out[1:]
+
+
 def set_data(parameter, value):
     """``p.data = v`` in a model's method (normflows' ActNorm: ``self.s.data = s_init.data``, its data-dependent init
     on the first call). PyNative: that same write. A static graph (GRAPH_MODE) has no SetData kernel on CPU

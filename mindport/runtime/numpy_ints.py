@@ -308,13 +308,27 @@ def _setitem_by_number(data, index, value):
 @_constexpr(check=False)
 def _scatters_rows(data_shape, index_rank, value_rank, value_shape, by_mask):
     """Is this a bool-mask setitem whose value holds the masked rows, a count known only at run time (TensoRF's
-    ``rgb[app_mask] = valid_rgbs``, ``valid_rgbs = f(x[app_mask])``)? MindSpore's graph setitem broadcasts such a
-    value to the data's shape and fails ("For 'BroadcastTo' ... x_shape: {-1, 3, 1}"). A shape with a run-time axis
-    reaches a constexpr as None (or holding -1)."""
+    ``rgb[app_mask] = valid_rgbs``, ``valid_rgbs = f(x[app_mask])``) or a static count the data's shape does not
+    take? MindSpore's graph setitem broadcasts such a value to the data's shape and fails ("For 'BroadcastTo' ...
+    x_shape: {-1, 3, 1}", "x_shape: {32, 16}"). A shape with a run-time axis reaches a constexpr as None (or holding
+    -1)."""
     if not by_mask or data_shape is None or -1 in tuple(data_shape):
         return False
+    rows = value_rank == 1 + len(data_shape) - index_rank
     static = value_shape is not None and -1 not in tuple(value_shape) and None not in tuple(value_shape)
-    return not static and value_rank == 1 + len(data_shape) - index_rank
+    if not static:
+        return rows
+    # a static value of the rows' form that MindSpore's broadcast to the data's shape cannot take holds the masked
+    # rows (LoRA's MergedLinear.zero_pad: ``result[self.lora_ind] = x``, x (32, 16) into a (48, 16) result); one that
+    # broadcasts (a row, a (1, C) value, the data's own shape) is MindSpore's setitem, the same fill as torch's
+    return rows and not _broadcasts(tuple(value_shape), tuple(data_shape))
+
+
+def _broadcasts(shape, target):
+    """Does ``shape`` broadcast to ``target`` (numpy's rule, trailing axes first)?"""
+    if len(shape) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
 
 
 def _setitem_by_tensor(data, index, value):

@@ -68,6 +68,7 @@ from mindport.migrator.rules.recorded_values import RecordedValueTransform
 from mindport.migrator.rules.references import ReferenceTransform
 from mindport.migrator.rules.repr_unset import ReprUnsetTransform
 from mindport.migrator.rules.reversed_cells import ReversedCellsTransform
+from mindport.migrator.rules.value_lists import ValueListSizeTransform
 from mindport.migrator.rules.repeated_joins import RepeatedJoinTransform
 from mindport.migrator.rules.reversed_tensor import ReversedTensorTransform
 from mindport.migrator.rules.table_calls import TableCallTransform
@@ -155,6 +156,7 @@ RULES = (
     MathCallTransform,            # math.sqrt(n) in a model method -> mp_graph_safe.math_call(math.sqrt, n) (GRAPH_MODE)
     CallableTestTransform,        # d() if isfunction(d) else d -> mp_graph_safe.callable_test(isfunction, d) (GRAPH_MODE)
     NamedTupleDictTransform,      # config._asdict() in a model method -> dict(zip(config._fields, config)) (GRAPH_MODE)
+    ValueListSizeTransform,       # max(lengths.tolist()) as a size in a model method -> said, MP107 (GRAPH_MODE: no values)
     ZipStrictTransform,           # zip(a, b, strict=False) in a model method -> zip(a, b) (GRAPH_MODE's zip: no strict)
     AugAssignRebindTransform,     # x += e before x[...] += m in a model method -> x = x + e (GRAPH_MODE lost the item write)
     ViewWriteBackTransform,       # v = y[0]; v += 1 -> then y = mp_inplace.view_update(y, steps, v) (torch's views share)
@@ -176,7 +178,7 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, UnboundNam
                         InertContextTransform, NamedTupleDictTransform,
                         AugAssignRebindTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform,
-                        MathCallTransform, NumpyScalarTransform, RaiseNotImplementedTransform)  # they act in model classes
+                        MathCallTransform, NumpyScalarTransform, RaiseNotImplementedTransform, ValueListSizeTransform)  # they act in model classes
 
 
 def make_rules(ctx, module_classes: set[str], without: tuple[type, ...] = ()) -> list:

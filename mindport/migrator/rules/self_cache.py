@@ -51,6 +51,20 @@ class SelfCacheTransform(Rule):
       (``model.output`` read after the call): a graph does not write it back;
     * a value read by a method the rule does not thread (called outside its class, or called inside an expression).
 
+    A sub-Cell that keeps state on ``self`` from one call to the next, which one parent calls more than once in its
+    ``forward`` (SegRNN's RevIN: ``x = self.revin(x, 'norm')`` stores the statistics, ``y = self.revin(y, 'denorm')``
+    reads them; ``mindport.migrator.project.held_cells`` finds such pairs across the project's files): a graph does not
+    carry the first call's ``self.x`` write to the second (it read what ``__init__`` set: ``mul(None)``). Its
+    ``construct`` is threaded as ``_mp_construct(..., _mp_state=None)``, which unpacks the state it is handed (what
+    it reads before writing and what it writes, in one order; None: its own attributes, what PyNative's previous call
+    left) and returns ``(value, *state)``; ``construct`` keeps its signature and return for every other caller. The
+    parent calls it through ``mp_framework.held_call(self.revin, x, 'norm', _mp_state=_mp_revin_state)``, which gives
+    ``(value, state)`` (a class with no ``_mp_construct`` is called as it is), and binds the state for the next call;
+    the call is made first on its line and its value read where it stood. A call under a condition of its line
+    (``and``/``or``, ``a if c else b``), in a lambda, a comprehension or a compound statement's header, or beside
+    another such call on its line, is said (MP107). A state read by the parent's first call still takes what
+    ``__init__`` set in a graph: said when ``__init__`` sets it (when it does not, the graph reads None and fails).
+
     A ``@property`` or a ``forward`` that builds a cache on first use or rebuilds it when a size changes (an ``if``
     testing ``self.x`` that writes ``self.x = v``: ``if self._freqs is None``, Mistral's ``freqs_cis`` property,
     lit-llama's ``rope_cache``/``mask_cache``; ``if self.grid.shape[2:4] != x.shape[2:4]``, YOLOv3's grid) reads the
@@ -139,6 +153,69 @@ class SelfCacheTransform(Rule):
             note="A value written in one method and read in another is returned by the writer and passed to the "
                  "reader, through a local _mp_<name>; each method still writes self.x. An attribute the class does "
                  "not set while it is built is read with getattr(self, name, None) when the caller gives none.",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn as nn
+
+
+                class RevIN(nn.Module):
+                    def forward(self, x, mode):
+                        if mode == 'norm':
+                            self.mean = x.mean(dim=1, keepdim=True)
+                            return x - self.mean
+                        return x + self.mean
+
+
+                class Model(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.revin = RevIN()
+                        self.fc = nn.Linear(4, 4)
+
+                    def forward(self, x):
+                        x = self.revin(x, 'norm')
+                        return self.revin(self.fc(x), 'denorm')
+            """,
+            after="""
+                from mindspore import nn
+                from mindport.runtime import math as mp_math
+                from mindport.runtime import framework as mp_framework
+
+
+                class RevIN(nn.Cell):
+                    def _mp_construct(self, x, mode, _mp_state=None):
+                        _mp_mean, = _mp_state if _mp_state is not None else (None,)
+                        if _mp_mean is None:
+                            _mp_mean = getattr(self, 'mean', None)
+                        if mode == 'norm':
+                            _mp_mean = mp_math.mean(x, dim=1, keepdim=True)
+                            self.mean = _mp_mean
+                            return x - _mp_mean, _mp_mean
+                        return x + _mp_mean, _mp_mean
+
+                    def construct(self, x, mode):
+                        return self._mp_construct(x, mode)[0]
+
+
+                class Model(nn.Cell):
+                    def __init__(self):
+                        super().__init__()
+                        self.revin = RevIN()
+                        self.fc = nn.Dense(in_channels=4, out_channels=4)
+
+                    def construct(self, x):
+                        _mp_revin_state = None
+                        _mp_out = mp_framework.held_call(self.revin, x, 'norm', _mp_state=_mp_revin_state)
+                        _mp_revin_state = _mp_out[1]
+                        x = _mp_out[0]
+                        _mp_out = mp_framework.held_call(self.revin, self.fc(x), 'denorm', _mp_state=_mp_revin_state)
+                        _mp_revin_state = _mp_out[1]
+                        return _mp_out[0]
+            """,
+            note="A sub-Cell's state from one call to the next in its parent's forward is passed along; RevIN's "
+                 "construct keeps its signature for every other caller.",
         ),
         Example(
             before="""
@@ -251,6 +328,7 @@ class SelfCacheTransform(Rule):
         self._buffer_calls: set[int] = set()  # ids of self.register_buffer(...) calls caching a value (keep_buffer)
         self._buffer_methods: dict[int, tuple] = {}  # id of a method -> (buffers it assigns, buffers read after)
         self._state_writes: dict[int, str] = {}  # id of an `out, self.h = f(x, self.h)` statement line -> h
+        self._held_calls: dict[int, set] = {}  # id of a parent's construct -> the held sub-Cells' attributes
 
     def visit_Module(self, node: cst.Module) -> None:
         classes: list[cst.ClassDef] = []
@@ -270,14 +348,24 @@ class SelfCacheTransform(Rule):
             if isinstance(cls.body, cst.IndentedBlock):
                 for name in {s.name.value for s in cls.body.body if isinstance(s, cst.FunctionDef)}:
                     defined[name] = defined.get(name, 0) + 1
+        held = self.ctx.options.held_cells
+        children = {child for child, _, _ in held}
         for cls in classes:
             if cls.name.value in self._module_classes and isinstance(cls.body, cst.IndentedBlock):
                 overridden = {name for name, n in defined.items() if n > 1}
-                _Class(cls, outside, self._plans, self._remarks, self._local_reads, self._call_args,
-                       overridden).plan()
+                _Class(cls, outside, self._plans, self._remarks, self._local_reads, self._call_args, overridden,
+                       held=cls.name.value in children).plan()
                 _lazy_properties(cls, self._lazy)
                 _cache_buffers(cls, self._buffer_calls, self._buffer_methods, self._remarks)
                 _state_tuples(cls, self._state_writes, self._remarks)
+        for cls in classes:  # a parent's calls of a held sub-Cell: held_call, the state passed along
+            attrs = {attr for _, parent, attr in held if parent == cls.name.value}
+            entry = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value in _ENTRIES),
+                         None) if attrs and isinstance(cls.body, cst.IndentedBlock) else None
+            if entry is not None:
+                self._held_calls[id(entry)] = attrs
+                for call in _held_left(entry, attrs):
+                    self._remarks.setdefault(id(call), _LEFT_CALL)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._say(node)
@@ -336,6 +424,13 @@ class SelfCacheTransform(Rule):
             self.remark(node, "MP107", message)
 
     def leave_FunctionDef(self, original_node, updated_node):
+        held = self._held_calls.get(id(original_node))
+        if held:
+            rewriter = _HeldCalls(held, self.ctx.target_text("mindport.runtime.framework.held_call"))
+            updated_node = transform(updated_node, rewriter)
+            if rewriter.sites:
+                updated_node = _with_state_locals(updated_node, sorted(rewriter.bound))
+            self.ctx.converted_sites += rewriter.sites
         buffers = self._buffer_methods.get(id(original_node))
         if buffers:
             rewriter = _BufferLocals(*buffers, self.ctx.target_text("mindport.runtime.framework.keep_buffer"))
@@ -353,7 +448,9 @@ class SelfCacheTransform(Rule):
             return updated_node
         rewriter = _Rewriter(plan, self.ctx.target_text("mindport.runtime.framework.keep_cache"))
         new = transform(updated_node, rewriter)
-        if plan.ins or plan.outs:
+        if plan.state:
+            new = _state_signature(new, plan)
+        elif plan.ins or plan.outs:
             new = _thread_signature(new, plan)
         self.ctx.converted_sites += rewriter.sites + bool(plan.ins or plan.outs)
         if plan.wrapped:
@@ -374,6 +471,7 @@ class _MethodPlan:
     # ins the class does not set while it is built (RevIN's ``self.last``, written by its first call and read under
     # an ``if``): read with ``getattr(self, name, None)``, where torch's read is never reached before the write
     unset: set[str] = field(default_factory=set)
+    state: bool = False  # a held sub-Cell's construct: takes _mp_state, returns (value, *outs) (see _state_signature)
 
 
 @dataclass
@@ -441,7 +539,10 @@ class _Class:
     """The analysis of one model class: which attributes cross from one method to another, which helpers carry
     them, and what is said where they cannot."""
 
-    def __init__(self, cls, outside, plans, remarks, local_reads, call_args, overridden=frozenset()) -> None:
+    def __init__(self, cls, outside, plans, remarks, local_reads, call_args, overridden=frozenset(),
+                 held=False) -> None:
+        self.held = held  # one instance, held by a parent whose construct calls it more than once: see _held_cells
+        self.entry_plan: _MethodPlan | None = None  # the threaded construct's plan, when held
         self.overridden = overridden  # names other classes of the file define too (an override would not match)
         self.local_reads = local_reads
         self.call_args = call_args
@@ -534,6 +635,9 @@ class _Class:
             for other, (reads2, writes2) in direct.items():
                 if other != name:
                     crossing |= writes & (reads2 | writes2)
+        entry = next((name for name in _ENTRIES if name in runtime), None) if self.held else None
+        if entry is not None:  # what construct reads that a call writes: carried from one call to the next
+            crossing |= direct[entry][0] & set().union(*(w for _, w in direct.values()))
         read_outside = any(w & set(self.outside) for name, (_, w) in direct.items() if name in _ENTRIES)
         if not crossing and not read_outside and not any(self._reads_first(name, direct) for name in runtime):
             return  # (a forward writing self.x that another class reads, self.block.x, is said below: MP107)
@@ -546,6 +650,8 @@ class _Class:
         self.runtime = runtime
         threaded = {name for name in runtime if name not in _ENTRIES and name not in self.overridden
                     and self._callable_inside_only(name)}
+        if entry is not None:  # (another class's construct is no override: the parent calls this class's)
+            threaded.add(entry)
         while True:
             summaries = self._summaries(threaded)
             plans = {name: self._plan_of(name, summaries[name]) for name in threaded}
@@ -557,13 +663,18 @@ class _Class:
                 flows[name].method(methods[name], given, others)
             broken = {name for name in threaded if (plans[name].outs and not plans[name].had_value
                                                     and self._value_uses(name))
-                      or flows[name].unsafe & {*plans[name].ins, *plans[name].outs}}
+                      or flows[name].unsafe & {*plans[name].ins, *plans[name].outs}
+                      or (name == entry and not (plans[name].ins and plans[name].had_value))}
             if not broken:
                 break
             threaded -= broken
         at_init = self._set_at_init(building)
         for plan in plans.values():
             plan.unset = set(plan.ins) - at_init
+        self.entry_plan = plans.get(entry) if entry is not None else None
+        if self.entry_plan is not None:  # its state: every attribute it takes or gives, in one order
+            self.entry_plan.outs = sorted({*self.entry_plan.ins, *self.entry_plan.outs})
+            self.entry_plan.state = True
         for name in runtime:
             fn = methods[name]
             flow = flows[name]
@@ -752,8 +863,9 @@ class _Class:
             shown = "construct" if name == "forward" else name
             ins = plans[name].ins if name in plans else []
             for attr, node in summary.needs.items():
-                if attr in ins:
-                    continue
+                if attr in ins and not (name in _ENTRIES and self.entry_plan is not None
+                                        and attr not in self.entry_plan.unset):
+                    continue  # (a held construct's first call still reads what __init__ set, in a graph)
                 elsewhere = any(attr in self.direct[other][1] for other in entries if other != name)
                 if attr in self.recast and not elsewhere:
                     if self.recast[attr]:  # a dtype cast: equal unless the dtype changes from call to call
@@ -780,6 +892,134 @@ class _Class:
                         else "code outside the class" if attr in self.outside else "a method construct does not call"
                     self.remarks.setdefault(id(node), f"self.{attr} is read by {who}: a static graph (GRAPH_MODE) "
                                                       f"does not keep this write")
+
+
+_LEFT_CALL = ("a call of a sub-Cell that keeps state on self from one call to the next, written where the state "
+              "cannot be passed along (a line of one such call, outside a condition, is): PyNative takes the state "
+              "the previous call left, a static graph (GRAPH_MODE) the value __init__ set")
+
+
+def _line_calls(line: cst.SimpleStatementLine, held) -> tuple[list, bool]:
+    """A line's calls of held sub-Cells, and whether it can pass their state along (one such call, a line of one
+    statement, the call not under a condition of the line, a lambda or a comprehension)."""
+    found: list = []
+    guarded: list = []
+
+    class Finder(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.under = 0
+
+        def _in(self, node) -> None:
+            self.under += 1
+
+        def _out(self, node) -> None:
+            self.under -= 1
+
+        visit_BooleanOperation = visit_IfExp = visit_Lambda = visit_ListComp = visit_SetComp = _in
+        visit_DictComp = visit_GeneratorExp = _in
+        leave_BooleanOperation = leave_IfExp = leave_Lambda = leave_ListComp = leave_SetComp = _out
+        leave_DictComp = leave_GeneratorExp = _out
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if _self_call(node) in held:
+                (guarded if self.under else found).append(node)
+
+    walk(line, Finder())
+    return found + guarded, not guarded and len(found) == 1 and len(line.body) == 1
+
+
+def _held_left(fn: cst.FunctionDef, held) -> list:
+    """The calls of held sub-Cells in a parent's construct that cannot pass the state along (said: MP107)."""
+    left: list = []
+
+    class Visitor(cst.CSTVisitor):
+        def visit_SimpleStatementLine(self, node) -> bool:
+            calls, passes = _line_calls(node, held)
+            if not passes:
+                left.extend(calls)
+            return False
+
+        def visit_Call(self, node: cst.Call) -> None:  # in a compound statement's header, a nested function ...
+            if _self_call(node) in held:
+                left.append(node)
+
+    walk(fn.body, Visitor())
+    return left
+
+
+class _HeldCalls(cst.CSTTransformer):
+    """In a parent's construct, each line calling a held sub-Cell (``y = self.revin(y, 'denorm')``) calls it through
+    ``mp_framework.held_call`` with the state the earlier call gave (``_mp_out = held_call(self.revin, y, 'denorm',
+    _mp_state=_mp_revin_state)``, ``_mp_revin_state = _mp_out[1]``, ``y = _mp_out[0]``): the call is made first, its
+    value read where it stood (``self.revin(x, 'norm').permute(0, 2, 1)``). Other calls are left (``_held_left``)."""
+
+    def __init__(self, held: set, helper: str) -> None:
+        super().__init__()
+        self.held = held
+        self.helper = helper
+        self.depth = 0
+        self.sites = 0
+        self.bound: set[str] = set()
+
+    def visit_FunctionDef(self, node) -> bool:
+        self.depth += 1
+        return self.depth == 1
+
+    def leave_FunctionDef(self, original_node, updated_node):
+        self.depth -= 1
+        return updated_node
+
+    def visit_SimpleStatementLine(self, node) -> bool:
+        return False  # rewritten whole in leave_SimpleStatementLine
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        calls, passes = _line_calls(updated_node, self.held)
+        if not passes:
+            return updated_node
+        call = calls[0]
+        attr = _self_call(call)
+        state = f"_mp_{attr}_state"
+        args = [cst.Arg(call.func, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+                *_comma(call.args, True),
+                cst.Arg(cst.Name(state), keyword=cst.Name("_mp_state"),
+                        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
+        first = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name("_mp_out"))],
+                                                    cst.Call(cst.parse_expression(self.helper), args=args))],
+                                        leading_lines=updated_node.leading_lines)
+        rest = updated_node.deep_replace(call, cst.parse_expression("_mp_out[0]"))
+        self.bound.add(state)
+        self.sites += 1
+        return cst.FlattenSentinel([first, parse_statement(f"{state} = _mp_out[1]\n"),
+                                    rest.with_changes(leading_lines=[])])
+
+
+def _with_state_locals(fn: cst.FunctionDef, names) -> cst.FunctionDef:
+    """``_mp_<attr>_state = None`` at the top of the parent's construct: the first call reads the sub-Cell's own
+    attributes (the previous call's values in PyNative)."""
+    body = list(fn.body.body)
+    head = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+        and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)) else 0
+    body[head:head] = [parse_statement(f"{n} = None\n") for n in names]
+    return fn.with_changes(body=fn.body.with_changes(body=body))
+
+
+def _state_signature(fn: cst.FunctionDef, plan: _MethodPlan) -> cst.FunctionDef:
+    """A held sub-Cell's threaded construct: a keyword ``_mp_state=None`` (the state the previous call gave, in the
+    order of ``plan.outs``) unpacked first; an attribute it does not bring is read from self as a threaded helper's
+    is; each return gives ``(value, *state)`` (``mp_framework.held_call`` splits it)."""
+    new = _thread_signature(fn, _MethodPlan(ins=[], outs=plan.outs, had_value=plan.had_value, locals=plan.locals))
+    names = ", ".join(f"_mp_{a}" for a in plan.outs) + ("," if len(plan.outs) == 1 else "")
+    nones = ", ".join("None" for _ in plan.outs) + ("," if len(plan.outs) == 1 else "")
+    prologue = [parse_statement(f"{names} = _mp_state if _mp_state is not None else ({nones})\n")]
+    prologue += [parse_statement(f"if _mp_{a} is None:\n    _mp_{a} = {_self_read(a, plan)}\n") if a in plan.locals
+                 else parse_statement(f"self.{a} = _mp_{a} if _mp_{a} is not None else {_self_read(a, plan)}\n")
+                 for a in plan.ins]
+    body = list(new.body.body)
+    head = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+        and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)) else 0
+    body[head:head] = prologue
+    return new.with_changes(params=with_none_keywords(new.params, ["_mp_state"]),
+                            body=new.body.with_changes(body=body))
 
 
 class _Flow:
