@@ -12,6 +12,12 @@ throughput (models proven per minute, wall clock), and writes every model's entr
     python benchmarks/discovery_sweep.py --max-models 8 --json /tmp/discovery/run.json
     python benchmarks/discovery_sweep.py --only lucidrains/imagen-pytorch --max-models 20
     python benchmarks/discovery_sweep.py --time-budget 30   # stop starting repositories after 30 minutes
+    python benchmarks/discovery_sweep.py --build-only --max-models 15 --stub-missing --json /tmp/build.json
+
+``--build-only``: discover and build in torch only (the same builder process, constructor guessing, input inference
+and deterministic finite eval forward as ``prove_models``, through ``prove_models(..., build_only=True)``), with no
+conversion and no MindSpore: per repository discovered / tried / built and the not-built failure classes, totals and
+throughput. Its built figure is the first half of the proof's; it says nothing of the proven share.
 """
 from __future__ import annotations
 
@@ -206,8 +212,16 @@ def conversion_plan(src: Path, rels: list[str], files: list[str], cap: int) -> t
     return needed, over_cap
 
 
+def _settings(args):
+    from mindport.discovery.prove import ProveSettings
+
+    return ProveSettings(graph_mode=not args.no_graph, build_seconds=args.build_seconds,
+                         proof_seconds=args.proof_seconds, stub_missing=args.stub_missing,
+                         **({"max_params": args.max_params} if args.max_params else {}))
+
+
 def run_repo(repo: str, domain: str, work: Path, args) -> dict:
-    from mindport.discovery.prove import ProveSettings, prove_models
+    from mindport.discovery.prove import prove_models
     from mindport.migrator.repo import convert_path
 
     t0 = time.perf_counter()
@@ -219,6 +233,8 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
         row["commit"] = export(repo, src)
     except (subprocess.CalledProcessError, OSError) as exc:
         return row | {"error": f"export failed: {exc}", "seconds": round(time.perf_counter() - t0, 1)}
+    if args.build_only:
+        return row | build_repo(src, folder, args) | {"seconds": round(time.perf_counter() - t0, 1)}
     t = time.perf_counter()
     exclude: tuple[str, ...] = ()
     over_cap: dict[str, int] = {}  # model file -> files it needs, over --max-convert-files: not converted
@@ -234,10 +250,7 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
     conversion = convert_path(src, out, jobs=args.jobs, force=True, timeout=args.convert_seconds, exclude=exclude)
     row["convert_seconds"] = round(time.perf_counter() - t, 1)
     row["files"] = len(conversion.files)
-    settings = ProveSettings(graph_mode=not args.no_graph, build_seconds=args.build_seconds,
-                             proof_seconds=args.proof_seconds, stub_missing=args.stub_missing,
-                             **({"max_params": args.max_params} if args.max_params else {}))
-    models, summary = prove_models(src, out, max_models=args.max_models, workers=args.workers, settings=settings,
+    models, summary = prove_models(src, out, max_models=args.max_models, workers=args.workers, settings=_settings(args),
                                    cache=False, log_dir=folder / "logs", spread=True)
     for m in models:
         rel = m["class"].rpartition(":")[0]
@@ -250,6 +263,19 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
         shutil.rmtree(src, ignore_errors=True)
         shutil.rmtree(out, ignore_errors=True)
     return row
+
+
+def build_repo(src: Path, folder: Path, args) -> dict:
+    """``--build-only``: discover and build ``src``'s models in torch (``prove_models(..., build_only=True)``: the
+    builder process the proof uses, no conversion, no MindSpore). Returns the row's summary and models (a model built
+    has the status "built")."""
+    from mindport.discovery.prove import prove_models
+
+    models, summary = prove_models(src, None, max_models=args.max_models, settings=_settings(args), cache=False,
+                                   log_dir=folder / "logs", spread=True, build_only=True)
+    if not args.keep:
+        shutil.rmtree(src, ignore_errors=True)
+    return {"build_only": True, "summary": summary, "models": models}
 
 
 def mark_unconverted(models: list[dict], conversion) -> dict[str, str]:
@@ -299,6 +325,9 @@ def main() -> int:
                              "package __init__) is not converted; it is reported as such (0: no cap)")
     parser.add_argument("--convert-all", action="store_true",
                         help="convert every file (default: the chosen models' files and what they import)")
+    parser.add_argument("--build-only", action="store_true",
+                        help="discover and build in torch only (no conversion, no MindSpore, no proof): discovered / "
+                             "tried / built and the not-built failure classes")
     parser.add_argument("--reclassify", type=Path, default=None, metavar="JSON",
                         help="print the totals and failure classes of an earlier run's --json again (no run)")
     args = parser.parse_args()
@@ -348,9 +377,11 @@ def _print_row(i: int, n: int, row: dict) -> None:
         print(f"[{i}/{n}] {row['repo']}: {row.get('error')}", flush=True)
         return
     s = row["summary"]
-    classes = Counter(failure_class(m) for m in row["models"] if m["status"] != "proven")
+    classes = Counter(failure_class(m) for m in row["models"] if m["status"] not in ("proven", "built"))
+    done = (f"in {row['seconds']:.0f} s (build only)" if row.get("build_only") else
+            f"{s['proven']} proven in {row['seconds']:.0f} s (convert {row['convert_seconds']:.0f} s)")
     print(f"[{i}/{n}] {row['repo']} ({row['domain']}): {s['discovered']} discovered, {s['selected']} tried, "
-          f"{s['built']} built, {s['proven']} proven in {row['seconds']:.0f} s (convert {row['convert_seconds']:.0f} s)"
+          f"{s['built']} built, {done}"
           + ("; " + ", ".join(f"{k} {v}" for k, v in classes.most_common()) if classes else ""), flush=True)
 
 
@@ -362,7 +393,8 @@ def totals(results: list[dict]) -> dict:
     total["repositories"] = len(done)
     total["repositories_failed"] = len(results) - len(done)
     total["failure_classes"] = dict(Counter(failure_class(m) for r in done for m in r["models"]
-                                            if m["status"] != "proven").most_common())
+                                            if m["status"] not in ("proven", "built")).most_common())
+    total["build_only"] = bool(done) and all(r.get("build_only") for r in done)
     return total
 
 
@@ -373,6 +405,17 @@ def _print_totals(results: list[dict], missing: list[str], started: float | None
         minutes = (time.perf_counter() - started) / 60
     print(f"\n{t['repositories']} repositories ({t['repositories_failed']} failed to run, {len(missing)} not fetched) "
           f"in {minutes:.1f} min")
+    if t["build_only"]:
+        print(f"models (build only: no conversion, no proof): {t['discovered']} discovered ({t['excluded']} abstract "
+              f"bases left out), {t['selected']} tried, {t['built']} built ({_pct(t['built'], t['discovered'])} of "
+              f"discovered, {_pct(t['built'], t['selected'])} of tried), {t['not_built']} not built")
+        print(f"throughput: {t['built'] / minutes if minutes else 0:.2f} models built per minute, "
+              f"{t['selected'] / minutes if minutes else 0:.2f} models tried per minute, "
+              f"{t['repositories'] / minutes if minutes else 0:.2f} repositories per minute (wall clock)")
+        print("not-built failure classes:")
+        for name, count in t["failure_classes"].items():
+            print(f"  {count:5d}  {name}")
+        return
     print(f"models: {t['discovered']} discovered ({t['excluded']} abstract bases left out), {t['selected']} tried, {t['built']} built "
           f"({_pct(t['built'], t['selected'])} of tried), {t['proven']} proven ({_pct(t['proven'], t['built'])} of built),"
           f" {t['diverged']} diverged, {t['ms_failed']} failed in MindSpore, {t['not_built']} not built")

@@ -3049,14 +3049,18 @@ class _Reached(Exception):
 _FLAT_VIEW = re.compile(r"shape '\[-1, (\d+)\]' is invalid for input of size (\d+)")
 
 
-def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> list[str]:
-    """The first input at the spatial size the model's classifier was built for, when the forward's error is a
+def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> list[list[str]]:
+    """The inputs with the first at the spatial size the model's classifier was built for, when the forward's error is a
     Linear layer refusing the flattened features ("mat1 and mat2 shapes cannot be multiplied (2x1600 and 576x128)":
     MTCNN's RNet flattens 64 x 3 x 3 after its convolutions, for a 24 x 24 input; LeNet's 16 x 5 x 5 for 32 x 32).
     The flattened width grows with the side, so the side is found by bisection over 4..512 (every spatial axis
     alike): each step runs the forward up to the layer that takes that many features (a pre-hook stops it there);
     a step whose forward fails before it (an input too small for a kernel) counts as too small. [] when no side
-    gives the width, or for an input that is no float image, volume or sequence (B x C x L)."""
+    gives the width, or for an input that is no float image, volume or sequence (B x C x L).
+    When no side fits with the other inputs as they are and some of them were guessed alike the first (the same
+    form), those take the first's side with it: a pair joined before the convolutions (a pix2pix discriminator's
+    ``model(cat((img_a, img_b), 1))`` then ``Linear(512 * 16 * 16, 1)``: with the second image left at 32 x 32 the
+    join fails at every side, and no side was found)."""
     import torch
 
     from mindport.validators.parity.loading import make_inputs, parse_input_spec
@@ -3091,10 +3095,11 @@ def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> li
             out[0] if isinstance(out, (tuple, list)) and out else out
         return int(first.shape[0]) if hasattr(first, "shape") and len(first.shape) > 0 else 0
 
-    def width(side: int):
+    def width(side: int, alike: bool):
         first = "x".join(map(str, [*dims[:2], *[side] * (len(dims) - 2)])) + ":" + rest
+        first = [first, *(first if alike and sp == specs[0] else sp for sp in specs[1:])]
         try:
-            arrays = make_inputs([parse_input_spec(sp) for sp in [first, *specs[1:]]], seed=1)
+            arrays = make_inputs([parse_input_spec(sp) for sp in first], seed=1)
         except Exception:  # noqa: BLE001
             return None, first
         hooks = [mod.register_forward_pre_hook(reached) for mod in layers]
@@ -3118,22 +3123,28 @@ def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> li
             for h in hooks:
                 h.remove()
 
-    lo, hi, found = 4, 512, None
-    if len(dims) == 5:
-        hi = 96  # a volume: its elements grow with the cube
-    while lo <= hi:
-        mid = (lo + hi) // 2
-        got, first = width(mid)
-        if got is None:
-            return []
-        if got == wanted:
-            found = first
-            hi = mid - 1  # the smallest side that fits (cheaper to prove)
-        elif got < wanted:
-            lo = mid + 1
-        else:
-            hi = mid - 1
-    if found is None or _elements(found) > MAX_ELEMENTS:
+    def bisect(alike: bool):
+        lo, hi, found = 4, 512, None
+        if len(dims) == 5:
+            hi = 96  # a volume: its elements grow with the cube
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            got, first = width(mid, alike)
+            if got is None:
+                return None
+            if got == wanted:
+                found = first
+                hi = mid - 1  # the smallest side that fits (cheaper to prove)
+            elif got < wanted:
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        return found
+
+    found = bisect(False)
+    if found is None and specs[0] in specs[1:]:
+        found = bisect(True)
+    if found is None or _elements(found[0]) > MAX_ELEMENTS:
         return []
     return [found]
 
@@ -3438,8 +3449,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                                                                  or _FLAT_VIEW.search(problem)):
                 # a classifier built for one input size (a Linear over the flattened features): that size
                 fitted += 1
-                for first in _flattened_fits(model, specs, problem, seconds):
-                    retry = [first, *specs[1:]]
+                for retry in _flattened_fits(model, specs, problem, seconds):
                     if retry not in tries:
                         tries.insert(tries.index(specs) + 1, retry)
             if problem is not None and specs and specs[0].startswith(("{", "obj{")) and hinted < 4:

@@ -692,8 +692,11 @@ def _containers(found: list, todo: list, src_root: Path) -> list:
 def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: int | None = None,
                  workers: int = 1, user_ctors: dict | None = None, user_inputs: dict | None = None,
                  settings: ProveSettings | None = None, progress=None, cache: bool = True,
-                 log_dir=None, spread: bool = False, before_proof=None) -> tuple[list[dict], dict]:
+                 log_dir=None, spread: bool = False, before_proof=None, build_only: bool = False
+                 ) -> tuple[list[dict], dict]:
     """Discover, build and prove every model of ``src_root`` against its conversion in ``out_root``.
+    ``build_only``: discover and build in torch only (no conversion is read, ``out_root`` may be None; no MindSpore
+    side, no proof, no cache): a model built keeps the status "built" (the discovery sweep's ``--build-only``).
     ``progress(done, total, entry)`` after each model. With ``settings.observe``, ``before_proof(facts)`` is called
     once every candidate was built in torch and before any proof, with the facts the builder recorded
     (``mindport.observed.Facts``, over every build and forward; None when it recorded nothing): migrate converts
@@ -701,7 +704,10 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     from mindport.discovery.scan import discover, files_hash, python_files
 
     s = settings or ProveSettings()
-    src_root, out_root = Path(src_root).resolve(), Path(out_root).resolve()
+    src_root = Path(src_root).resolve()
+    out_root = Path(out_root).resolve() if out_root is not None else None
+    if build_only:
+        cache = False
     t0 = time.perf_counter()
     files = python_files(src_root, notebooks=True)  # a notebook's models too (notebooks.py)
     excluded: list[str] = []
@@ -711,13 +717,13 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
         extra = (user_inputs or {}).get(c.key)
         if extra:
             c.inputs.insert(0, list(extra))
-    out_files = set(python_files(out_root, notebooks=True)) if out_root.is_dir() else set()
-    cache_path = out_root / CACHE_NAME
+    out_files = set(python_files(out_root, notebooks=True)) if out_root is not None and out_root.is_dir() else set()
+    cache_path = out_root / CACHE_NAME if out_root is not None else None
     old = _read_cache(cache_path) if cache else {}
     trees: dict = {}
     out_trees: dict = {}
     keys = {}
-    for c in chosen:
+    for c in chosen if cache else ():
         keys[c.key] = "|".join([__version__, _own_code(), files_hash(src_root, c.rel, files, trees),
                                 files_hash(out_root, c.rel, sorted(out_files), out_trees),
                                 (user_ctors or {}).get(c.key, ""), json.dumps((user_inputs or {}).get(c.key)),
@@ -746,7 +752,8 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     work = (Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="mindport-models-"))).resolve()
     # the side processes import their frameworks while the builder runs (they are independent)
     roots = (src_root, out_root) if s.stub_missing else ()
-    pool = [_Worker(work, i, roots, src_root, out_root) for i in range(max(1, min(workers, len(todo))))] if todo else []
+    pool = [_Worker(work, i, roots, src_root, out_root) for i in range(max(1, min(workers, len(todo))))
+            ] if todo and not build_only else []
     starting = [threading.Thread(target=_start, args=(w,), daemon=True) for w in pool]
     for t in starting:
         t.start()
@@ -772,15 +779,16 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
                  "input_source": res.get("input_source"), "params": res.get("params"), "max_rel": None,
                  "first_divergent": None, **({"stubbed": res["stubbed"]} if res.get("stubbed") else {}),
                  **({"module": c.dotted} if c.dotted else {})}
-        if c.rel not in out_files:
+        if c.rel not in out_files and not build_only:
             entry["reason"] = f"{c.rel} has no converted counterpart in the output"
         elif res.get("status") != "built":
             entry["reason"] = res.get("reason", "not built")
         else:
             entry["status"] = "built"
-            to_prove.append(entry)
+            if not build_only:
+                to_prove.append(entry)
         entries[c.key] = entry
-        if entry["status"] == "not-built":
+        if entry["status"] == "not-built" or build_only:
             report(entry)
     t_prove = time.perf_counter()
     if to_prove:
@@ -820,7 +828,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     prove_seconds = time.perf_counter() - t_prove
     models = [entries[c.key] for c in chosen]
     for m in models:
-        if m["status"] == "built":  # never reached a verdict
+        if m["status"] == "built" and not build_only:  # never reached a verdict
             _fail(m, "ms-failed", "error", "the proof did not finish")
         _no_verdict(m)
     if cache:
