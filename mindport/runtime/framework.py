@@ -226,10 +226,25 @@ _default_device = "cpu"
 def set_default_device(device) -> None:
     """``torch.set_default_device(d)``: the device torch's factories place tensors on. MindSpore's placement is global
     (``mindspore.set_device``), as the device rule writes ``.to(d)``/``.cuda()`` (nothing to move), so the call
-    changes no value: the device is kept for ``get_default_device``. ``"meta"`` (tensors with no data) has no
-    MindSpore counterpart: it raises, rather than compute with data torch would not have."""
+    changes no value: the device is kept for ``get_default_device`` and chosen as ``torch.device(d)`` is
+    (select_device: the one MindSpore computes on is kept, an accelerator this machine lacks is the CPU). ``"meta"``
+    (tensors with no data) has no MindSpore counterpart: it raises, rather than compute with data torch would not
+    have."""
     if not _in_graph():  # a graph keeps the device it was compiled with: the call changes no value there either
         _keep_default_device(device)
+        if device is not None:
+            select_device(device)
+
+
+def cuda_set_device(device) -> None:
+    """``torch.cuda.set_device(i)`` (an index, ``"cuda:1"`` or a device): the current CUDA device, chosen as
+    ``torch.device("cuda", i)`` is (select_device: placement is global in MindSpore; the CPU where this machine has
+    no GPU, where torch itself would refuse the call). Nothing in a static graph."""
+    if not _in_graph():
+        if isinstance(device, int):
+            select_device("cuda", device)
+        else:
+            select_device(device)
 
 
 def _keep_default_device(device) -> None:

@@ -66,3 +66,57 @@ def test_default_device_calls_convert_and_the_port_tracks(tmp_path):
                               env=child_env(OMP_NUM_THREADS="1"), timeout=600).stdout.splitlines()[0]
                for d in (src, out)]
     assert printed[0] == printed[1] == "device cpu", printed
+
+
+# JarvisLee0423/Pytorch_Practice (fresh33, TorchNN.py) picks its device with ``if torch.cuda.is_available(): device =
+# 'cuda'; torch.cuda.set_device(0)``: torch.cuda.set_device had no entry (MP103, the conversion exiting 1, the port
+# importing torch for a branch the CPU never takes). Same class: the process-wide device choice, now
+# mindport.runtime.framework.cuda_set_device, chosen as torch.device('cuda', i) is (select_device). The fixture: the
+# guarded choice before a training loop.
+CUDA_SET_DEVICE = '''
+import torch
+import torch.nn as nn
+
+if torch.cuda.is_available():
+    device = "cuda"
+    torch.cuda.set_device(0)
+else:
+    device = "cpu"
+
+
+def main():
+    torch.manual_seed(0)
+    x = torch.linspace(-1, 1, 48).reshape(12, 4).to(device)
+    y = (x.sum(1) > 0).long()
+    net = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).to(device)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.5)
+    for epoch in range(8):
+        optimizer.zero_grad()
+        loss = nn.CrossEntropyLoss()(net(x), y)
+        loss.backward()
+        optimizer.step()
+        print("step", loss.item())
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_cuda_set_device_converts_and_the_port_tracks(tmp_path):
+    from mindport import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "main.py").write_text(CUDA_SET_DEVICE)
+    report = convert_path(src, out, jobs=1)
+    code = (out / "main.py").read_text()
+    assert "MP103" not in code and "import torch" not in code and "cuda_set_device(0)" in code, code
+    assert report.ok, report
+    state = tmp_path / "state"
+    state.mkdir()
+    torch_losses = boot_losses("torch", "track", state, src / "main.py")[0]
+    port = boot_losses("mindspore", "track", state, out / "main.py")[0]
+    assert len(torch_losses) == len(port) == 8
+    np.testing.assert_allclose(port, torch_losses, rtol=1e-4)
+    assert torch_losses[-1] < 0.5 * torch_losses[0]
