@@ -220,6 +220,48 @@ class iinfo:  # noqa: N801 - torch's name
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
 
 
+_default_device = "cpu"
+
+
+def set_default_device(device) -> None:
+    """``torch.set_default_device(d)``: the device torch's factories place tensors on. MindSpore's placement is global
+    (``mindspore.set_device``), as the device rule writes ``.to(d)``/``.cuda()`` (nothing to move), so the call
+    changes no value: the device is kept for ``get_default_device`` and chosen as ``torch.device(d)`` is
+    (select_device: the one MindSpore computes on is kept, an accelerator this machine lacks is the CPU). ``"meta"``
+    (tensors with no data) has no MindSpore counterpart: it raises, rather than compute with data torch would not
+    have."""
+    if not _in_graph():  # a graph keeps the device it was compiled with: the call changes no value there either
+        _keep_default_device(device)
+        if device is not None:
+            select_device(device)
+
+
+def cuda_set_device(device) -> None:
+    """``torch.cuda.set_device(i)`` (an index, ``"cuda:1"`` or a device): the current CUDA device, chosen as
+    ``torch.device("cuda", i)`` is (select_device: placement is global in MindSpore; the CPU where this machine has
+    no GPU, where torch itself would refuse the call). Nothing in a static graph."""
+    if not _in_graph():
+        if isinstance(device, int):
+            select_device("cuda", device)
+        else:
+            select_device(device)
+
+
+def _keep_default_device(device) -> None:
+    global _default_device
+    text = "cpu" if device is None else str(device)
+    if text.partition(":")[0] == "meta":
+        raise NotImplementedError("mindport: torch.set_default_device('meta'): MindSpore has no data-less tensors")
+    _default_device = text
+
+
+def get_default_device() -> str:
+    """``torch.get_default_device()``: the device ``set_default_device`` was given, ``"cpu"`` before (a device is its
+    string in converted code, ``framework.device``; torch's ``device('cpu')`` prints ``cpu``); a CUDA device with
+    no index is torch's current one, ``cuda:0``."""
+    return "cuda:0" if _default_device == "cuda" else _default_device
+
+
 def synchronize(device=None) -> None:
     """``torch.cuda.synchronize()``: wait for the device's queued work (``mindspore.runtime.synchronize``). Nothing
     inside a graph: a compiled graph's outputs are ready when it returns (and the graph compiler can't parse the
