@@ -1087,7 +1087,8 @@ _ARRAY_ATTRS = frozenset({"shape", "reshape", "ndim", "dtype", "T", "astype", "t
 
 
 def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool) -> str:
-    from mindport.discovery.scan import ANY_KEY, COUNT_KEY, FLAG_KEY, GET_KEY, IN_KEY, NONE_KEY, SEQUENCE_KEY
+    from mindport.discovery.scan import (ANY_KEY, COUNT_KEY, FLAG_KEY, GET_KEY, IN_KEY, NONE_KEY, SEQUENCE_KEY,
+                                         STR_KEY)
 
     if namespace and attrs and set(attrs) <= _ARRAY_ATTRS and set(attrs) - {"shape", "dtype"}:
         # (``shape`` alone is a gym space's: a tuple, below)
@@ -1105,6 +1106,8 @@ def _mapping(attrs: dict, namespace: bool, size: int, repository_defaults: bool)
             value = "False"
         elif default == NONE_KEY:  # tested against None: the class's own path for its absence
             value = "None"
+        elif default == STR_KEY:  # a string's method called on it, no default known: a string (its name, as a
+            value = small_value(key, "str", size, last_resort=True) or repr(key)  # required str's last resort)
         elif default == COUNT_KEY:  # handed on as a count (num_layers=cfg.lstm_layers): a number, never a list
             value = next((str(v if v != 16 else size) for pattern, v in _INT_HINTS if re.search(pattern, key.lower())),
                          str(size))

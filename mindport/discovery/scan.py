@@ -233,7 +233,23 @@ def _choices(func, params: list[Param], tables: dict[str, list] | None = None, r
 
 def _compared(node, names: dict[str, Param], kept: dict[str, str]) -> None:
     """The string constants a comparison ``node`` tests a parameter (or the ``self`` attribute it is ``kept`` in)
-    against, added to its choices."""
+    against, added to its choices; and the strings the class looks for in it (``conv_index.find('22') >= 0``,
+    ``name.startswith('vgg')``, ``'bn' in norm``: EDSR's VGG loss, whose ``conv_index`` was guessed a namespace):
+    the first one makes the search succeed, the class's own first branch."""
+    searched = None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SEARCHES \
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        searched, text = node.func.value, node.args[0].value
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In) \
+            and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+        searched, text = node.comparators[0], node.left.value
+    if isinstance(searched, ast.Attribute) and isinstance(searched.value, ast.Name) and searched.value.id == "self" \
+            and searched.attr in kept:
+        searched = ast.Name(id=kept[searched.attr])
+    if isinstance(searched, ast.Name) and searched.id in names:
+        if text not in names[searched.id].choices:
+            names[searched.id].choices.append(text)
+        return
     left = node.left if isinstance(node, ast.Compare) else None
     if isinstance(left, ast.Call) and isinstance(left.func, ast.Attribute) and left.func.attr in (
             "lower", "upper", "strip"):  # rnn_type.lower() == "lstm"
@@ -349,8 +365,14 @@ def _residue(node, names) -> tuple[str, int] | None:
 
 
 _SEQUENCE_CALLS = {"len", "enumerate", "zip", "list", "tuple", "sum", "max", "min", "sorted", "reversed", "iter"}
-_STR_METHODS = {"lower", "upper", "startswith", "endswith", "split", "strip", "format", "replace"}
+# methods only a string has (list's count/index and bytes' aside): a value they are called on is a string
+_STR_METHODS = {"lower", "upper", "startswith", "endswith", "split", "strip", "format", "replace", "find", "rfind",
+                "rsplit", "lstrip", "rstrip", "splitlines", "partition", "rpartition", "casefold", "capitalize",
+                "title", "swapcase", "isdigit", "isalpha", "isalnum", "isnumeric", "isdecimal", "isupper", "islower",
+                "isspace", "zfill", "center", "ljust", "rjust", "format_map", "removeprefix", "removesuffix",
+                "expandtabs"}
 _MAPPING_METHODS = {"get", "items", "keys", "values", "pop", "copy", "update", "setdefault"}
+_SEARCHES = {"find", "rfind", "startswith", "endswith"}  # a string's searches: what they look for is in the value
 
 
 def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
@@ -515,6 +537,18 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
                     level = level[a]
                 if path[-1][0] == "get":
                     level.setdefault(GET_KEY, None)
+            elif len(path) > 1 and path[-1][1] == "." and path[-1][0] in _STR_METHODS \
+                    and not any(a.startswith("_") for a, _ in path):
+                # a string's method called on an attribute (EDSR's ``args.loss.split('+')``, ``args.model.lower()``):
+                # the attribute is a string, the repository's argparse default for it when there is one (never a
+                # namespace with that method: ``SimpleNamespace(split=16)`` met "'int' object is not callable")
+                uses[name].add("namespace" if path[0][1] == "." else "mapping")
+                level = attrs[name]
+                for (a, _), (_, inner) in zip(path[:-2], path[1:-1]):
+                    if not isinstance(level.get(a), dict):
+                        level[a] = {"[]": True} if inner == "[]" else {}
+                    level = level[a]
+                level[path[-2][0]] = argdefaults.get(path[-2][0]) or STR_KEY
             elif not any(a.startswith("_") for a, _ in path):
                 uses[name].add("namespace" if path[0][1] == "." else "mapping")
                 level = attrs[name]
@@ -522,7 +556,7 @@ def _usage(cls: ast.ClassDef, params: list[Param], argdefaults: dict[str, str],
                     if not isinstance(level.get(a), dict):
                         level[a] = {"[]": True} if inner == "[]" else {}
                     level = level[a]
-                if not isinstance(level.get(path[-1][0]), dict):
+                if not isinstance(level.get(path[-1][0]), dict) and level.get(path[-1][0]) != STR_KEY:
                     level[path[-1][0]] = argdefaults.get(path[-1][0])
                     if level[path[-1][0]] is None and id(node) in table_keys:
                         # a key of one of the module's tables (``ACT2FN[config.act_fn]``): its first key
@@ -960,6 +994,8 @@ IN_KEY = "<in>"  # a key of ``attrs``: the class tests a name's presence with ``
 NONE_KEY = "<none>"  # ... that the class tests against None (``if config.embedding_pretrained is not None:``)
 ANY_KEY = "<any>"  # a key of ``attrs``: the class reads the mapping at a key it computes (``data_config[self.mode +
 # '_size']``), never a key the class reads: every key reads a small size
+STR_KEY = "<str>"  # ... on which the class calls a string's method (``args.loss.split('+')``) and which has no
+# literal argparse default in the repository: a string
 COUNT_KEY = "<count>"  # ... that the class hands on as a count (``nn.LSTM(..., num_layers=hp.embedder.lstm_layers)``,
 # ``range(cfg.n_blocks)``): a number, whatever its name says (``lstm_layers`` is no list of layers)
 

@@ -26,6 +26,7 @@ IMPORT_STYLE = {
     "mindport.runtime.init": ("from mindport.runtime import init as mp_init", "mp_init"),
     "mindport.runtime.layers": ("from mindport.runtime import layers as mp_nn", "mp_nn"),
     "mindport.runtime.nn_functional": ("from mindport.runtime import nn_functional as mp_F", "mp_F"),
+    "mindport.runtime.unbatched": ("from mindport.runtime import unbatched as mp_unbatched", "mp_unbatched"),
     "mindport.runtime.special": ("from mindport.runtime import special as mp_special", "mp_special"),
     "mindport.runtime.tensor": ("from mindport.runtime import tensor as mp_tensor", "mp_tensor"),
     "mindport.runtime.math": ("from mindport.runtime import math as mp_math", "mp_math"),

@@ -3919,9 +3919,11 @@ def passed_arguments(module: cst.Module, callees: dict[str, cst.FunctionDef],
 
 # ------------------------------------------------------------------------------------------------ unbatched inputs
 
-def _mindspore_layers(module: cst.Module) -> Callable[[cst.BaseExpression], "str | None"]:
+def _mindspore_layers(module: cst.Module, aliases: dict[str, str] | None = None
+                      ) -> Callable[[cst.BaseExpression], "str | None"]:
     """The MindSpore ``nn`` class a converted callee names (``nn.Conv2d`` -> ``Conv2d``), by the file's top-level
-    imports of ``mindspore``/``mindspore.nn``; None for anything else."""
+    imports of ``mindspore``/``mindspore.nn``; None for anything else. ``aliases`` (module -> name): the imports the
+    converter is about to write (a converted tree before ``finalize_imports`` still imports torch's ``nn``)."""
     from mindport.migrator.scopes import dotted_name
 
     bound: dict[str, str] = {}
@@ -3942,6 +3944,7 @@ def _mindspore_layers(module: cst.Module) -> Callable[[cst.BaseExpression], "str
                 for alias in imp.names:
                     name = alias.asname.name.value if alias.asname is not None else alias.name.value
                     bound[name] = f"{base}.{dotted_name(alias.name)}"
+    bound.update({name: mod for mod, name in (aliases or {}).items()})
 
     def layer(func: cst.BaseExpression) -> str | None:
         name = dotted_name(func)
@@ -4130,6 +4133,56 @@ def unbatched_handling(module: cst.Module, observed: tuple = ()) -> bool:
     return any(id(call) not in shown for call in builds)
 
 
+UNBATCHED_ALIAS = "mp_unbatched"  # the converter's name for mindport.runtime.unbatched (context.IMPORT_STYLE)
+
+
+def native_batched_functions(module: cst.Module, aliases: dict[str, str]) -> tuple[cst.Module, bool]:
+    """``mp_unbatched.NAME(x, ...)`` -> ``ops.NAME(x, ...)`` where ``x`` is a batch of the op's rank in every program
+    torch runs: MindSpore's own op then (``mindport.mappings.unbatched.FUNCTIONS``: the pools that take only a batch,
+    which the tables map to mindport.runtime.unbatched's forms). Shown as for a layer's input (:class:`_BatchFlow`,
+    in a class's methods: ``b, c, h, w = x.shape``, a BatchNorm2d's output, a convolution of that rank's output
+    through rank-keeping steps); a call anywhere else (a module-level function's ``F.max_pool2d(x, ...)``, whose
+    ``x`` may be a (C, H, W) map) keeps the runtime's form. Runs before the imports are written (the engine then
+    imports ``ops``, and ``mp_unbatched`` only while a call is left); ``aliases``: the file's names for the modules
+    (only where they are ``ops`` and ``mp_unbatched``, the names :class:`_BatchFlow` reads). Returns the module and
+    whether a call was made native."""
+    from mindport.mappings.unbatched import FUNCTIONS
+
+    if aliases.get("mindspore.ops") != "ops" or aliases.get("mindport.runtime.unbatched") != UNBATCHED_ALIAS:
+        return module, False
+    calls = [c for c in all_nodes(module, cst.Call) if isinstance(c.func, cst.Attribute)
+             and isinstance(c.func.value, cst.Name) and c.func.value.value == UNBATCHED_ALIAS
+             and c.func.attr.value in FUNCTIONS and c.args and not c.args[0].star and not c.args[0].keyword]
+    if not calls:
+        return module, False
+    parents = _parents(module)
+    own = _OwnCells(module, _mindspore_layers(module, aliases), parents)
+    native: set[int] = set()
+    for cls in own.every:
+        flow = own.flow(cls)
+        for call in all_nodes(cls, cst.Call):
+            if any(call is c for c in calls):
+                function = flow._enclosing(call)  # noqa: SLF001
+                if function is not None and flow.forward(call.args[0].value, FUNCTIONS[call.func.attr.value],
+                                                         function):
+                    native.add(id(call))
+    if not native:
+        return module, False
+
+    class _Native(cst.CSTTransformer):
+        def leave_Call(self, original, updated):
+            if id(original) in native:
+                return updated.with_changes(func=updated.func.with_changes(value=cst.Name("ops")))
+            return updated
+
+    return module.visit(_Native()), True
+
+
+def uses_name(module: cst.Module, name: str) -> bool:
+    """A ``Name`` node ``name`` anywhere in the module."""
+    return any(n.value == name for n in all_nodes(module, cst.Name))
+
+
 def _called_whole(module: cst.Module, parents: dict[int, cst.CSTNode], attr: str) -> bool:
     """Every ``.<attr>`` of the file (any receiver) is a call of it, a build (``self.<attr> = ...``) or a read of one
     of its attributes: the cell stored there is only ever called whole (never indexed, iterated or handed on)."""
@@ -4238,9 +4291,12 @@ class _BatchFlow:
         if kind is not None:
             return kind in _KEEP_RANK_LAYERS or (kind in BATCH_RANK and BATCH_RANK[kind] == rank
                                                  and kind.startswith("Conv"))
-        func = call.func
-        return (isinstance(func, cst.Attribute) and func.attr.value in _KEEP_RANK_OPS
-                and isinstance(func.value, cst.Name) and func.value.value == "ops")
+        from mindport.mappings.unbatched import FUNCTIONS
+
+        func = call.func  # an ops function, or mindport.runtime.unbatched's form of a pool (every pool keeps the rank)
+        return (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+                and ((func.value.value == "ops" and func.attr.value in _KEEP_RANK_OPS)
+                     or (func.value.value in ("ops", UNBATCHED_ALIAS) and func.attr.value in FUNCTIONS)))
 
     def _batch_only(self, call: cst.Call, rank: int) -> bool:
         from mindport.mappings.unbatched import BATCH_ONLY

@@ -14,6 +14,7 @@ import mindspore as ms
 import numpy as np
 from mindspore import ops
 
+from mindport.runtime import unbatched as _unbatched  # ops that take only a batch, taking torch's unbatched input
 from mindport.runtime import math as _math
 from mindport.runtime.math import _linear  # x @ w.T + b: the recurrent cells' projection
 from mindport.runtime.math import integral_scalar
@@ -691,9 +692,10 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=False):
     """torch.nn.functional.max_pool2d_with_indices: always returns (values, int64 indices); torch's ``stride=()``
-    (the aten default) means kernel_size."""
+    (the aten default) means kernel_size; an unbatched (C, H, W) input as torch pools it (mindport.runtime.unbatched)."""
     stride = None if stride in ((), []) else stride
-    out, idx = ops.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode, return_indices=True)
+    out, idx = _unbatched.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode,
+                                     return_indices=True)
     return out, _int64(idx)
 
 

@@ -17,6 +17,9 @@ function with Python's ``getattr`` while compiling: the property would run eager
 parameters it is computed from (tests/runtime/test_unbatched_inputs.py,
 ``test_reparametrised_weight_stays_graph_code``).
 
+Functional ops are the same class: ``FUNCTIONS`` of the table are this module's functions of those names
+(``mindport.runtime.unbatched.max_pool2d``), which the mapping tables name in place of MindSpore's op.
+
 Layers that take an unbatched input already (MindSpore's pools and paddings, mindport.runtime's) are not touched;
 the classes changed are ``mindport.mappings.unbatched``'s table, the enumeration and its proof are in
 tests/runtime/test_unbatched_inputs.py. Every ``mindport.runtime`` module converted code imports loads this one; a
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 from mindspore import nn, ops
 
-from mindport.mappings.unbatched import BATCH_RANK, CELLS, RECURRENT
+from mindport.mappings.unbatched import BATCH_RANK, CELLS, FUNCTIONS, RECURRENT
 
 BATCHED = "_mp_batched_construct"  # the class's own construct, kept as a method (called as self.<BATCHED>(...))
 
@@ -86,6 +89,23 @@ def _cell(pair):
             return _unbatch(out, 0)
         return out
     return construct
+
+
+def _function(op, rank):
+    """``op`` (a ``mindspore.ops`` function that takes only a ``rank``-D batch) taking torch's unbatched input too:
+    the input is the first positional argument (the tables emit it so), the rest pass through unchanged."""
+    def function(input, *args, **kwargs):
+        if input.ndim == rank - 1:
+            return _unbatch(op(ops.expand_dims(input, 0), *args, **kwargs), 0)
+        return op(input, *args, **kwargs)
+    function.__name__ = function.__qualname__ = op.__name__
+    function.__doc__ = (f"mindspore.ops.{op.__name__}, which takes only a {rank}-D batch, taking torch's unbatched "
+                        f"{rank - 1}-D input too (mindport.mappings.unbatched.FUNCTIONS).")
+    return function
+
+
+# max_pool2d, avg_pool1d/2d/3d, lp_pool2d, adaptive_avg/max_pool1d: the module's functions, one per table row
+globals().update({name: _function(getattr(ops, name), rank) for name, rank in FUNCTIONS.items()})
 
 
 def _targets():

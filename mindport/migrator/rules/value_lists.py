@@ -27,7 +27,14 @@ class ValueListSizeTransform(GraphMethodRule):
     ("Getitem can not get element from an empty dynamic length sequence", measured on 2.10); no graph form computes a
     shape from values. PyNative runs it as torch does. A ``tolist()`` whose list only goes on as data (to
     ``pack_padded_sequence``, which PackedFieldTransform handles, or returned) is left unsaid.
+
+    A module's functions too (``MODULE_FUNCTIONS``: a graph compiles one with every method that calls it, from any
+    file): cnnimageretrieval's ``rmac(x)`` (called by its RMAC layer's forward) loops ``for i_ in cenH.tolist()``
+    over regions whose sizes give the pooling window, ``F.max_pool2d(R, (R.size(-2), R.size(-1)))``: GRAPH_MODE
+    failed there ("all arguments are required to be constants, but input 0 is a variable").
     """
+
+    MODULE_FUNCTIONS = True
 
     EXAMPLES = (
         Example(
@@ -67,6 +74,35 @@ class ValueListSizeTransform(GraphMethodRule):
                         return out
             """,
             note="Sizes from a tensor's values: said, the code kept (PyNative runs it).",
+        ),
+        Example(
+            before="""
+                import torch
+                import torch.nn.functional as F
+
+
+                def regions(x, starts):
+                    out = []
+                    for s in starts.tolist():
+                        r = x[:, :, int(s):int(s) + 2]
+                        out.append(F.max_pool2d(r, (r.size(-2), r.size(-1))))
+                    return torch.cat(out, 1)
+            """,
+            after="""
+                from mindspore import ops
+                from mindport.runtime import unbatched as mp_unbatched
+                from mindport.runtime import tensor as mp_tensor
+
+
+                def regions(x, starts):
+                    out = []
+                    # mindport: MP107 a tensor's values made a Python list (.tolist()) give sizes or a loop's length here: a static graph (GRAPH_MODE) has no tensor values while it compiles (MindSpore 2.10: "Getitem can not get element from an empty dynamic length sequence"); this model runs in PyNative only
+                    for s in starts.tolist():
+                        r = x[:, :, int(s):int(s) + 2]
+                        out.append(mp_unbatched.max_pool2d(r, kernel_size=(r.shape[-2], r.shape[-1])))
+                    return ops.cat(mp_tensor.promoted(out), axis=1)
+            """,
+            note="A module's function (a graph compiles it with the model method that calls it): said the same.",
         ),
     )
 
