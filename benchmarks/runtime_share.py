@@ -119,6 +119,26 @@ unaliased_local_update does not read, and ``div_`` keeps ``x``'s dtype where ``x
 ``keep_ratio`` a Python number: the caller's ``self.drop_rate``), nasnet (the crop ``nn.ConstantPad2d((-1, 0, -1,
 0))``, MindSpore's Cell wrong for a negative amount from its second call on; the ``**kwargs`` Conv2d builder),
 segformer (its Unfold) and the six attentions (tanh).
+On native54 (an nn.Unfold in ModuleList displays appended to ``self.NAME`` and run by ``for (t0, t1, ...) in
+self.NAME:``, whose target for it is called once, its output next read by einops ``rearrange``/``reduce`` of a
+three-axis pattern with only ``.shape`` read in between, rules/unfold_layers._looped_unfolds; an
+``einops.layers.torch`` layer the file names nowhere dropped with its import, imports._drop_written_out_einops; from
+f364496c): ``--facts`` 1264/16499 = 7.7 % -> 1263/16503 = 7.7 %, 24/60 -> 25/60 (segformer: its
+``get_overlap_patches`` is Unfold1 of ``ops.unfold``, and its unused ``from einops.layers.torch import Rearrange``,
+which the converter had moved to ``mindport.runtime.einops_layers``, goes; only segformer's output changed, code-only
+too: 2/107 -> 1/111, still importing mindport for its ``torch.cat(fused, dim = 1)`` join; its wild parity 1/1 at
+4.8e-7, GRAPH_MODE 1/1). Not settled, and why:
+vit/vit's mean is not of a cls token plus patches under ``pool == 'mean'``: ``num_cls_tokens = 1 if pool == 'cls'
+else 0``, so the mean's extent is the patch count alone, empty for ``image_size=0`` (which passes its divisibility
+assert); t2t's one-token ``cls_token`` (``torch.randn(1, 1, dim)``) is joined before ``x = self.transformer(x)``,
+and ``self.transformer`` is the caller's ``transformer`` when one is given, so nothing in the file bounds the
+extent the mean reads. efficientnet_b0's drop_connect needs more than the cross-call unaliased fact: ``div_`` and
+``mul_`` are not ``keeps_dtype`` in the tables (``x.div(k)`` promotes where ``x.div_(k)`` keeps ``x``'s dtype), so
+even on an unaliased local the converter keeps ``mp_inplace.div_``/``mul_`` (``s = a * 2; s.mul_(m)`` does today):
+``mul_(mask)`` of ``mask = torch.empty(..., dtype=x.dtype)`` keeps the dtype by construction, ``div_(keep_ratio)``
+needs ``keep_ratio`` a Python number, the caller's ``self.drop_rate``. Met on the way: einops_patterns' bound form
+``(lambda t, h: ...)(x, h_expr)`` (a keyword holding a call, ``h=int(sqrt(n)) // s``) returns None in GRAPH_MODE
+inside a ``for`` loop of ``construct`` (MindSpore 2.10; outside a loop it compiles right).
 """
 from __future__ import annotations
 

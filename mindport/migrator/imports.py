@@ -521,7 +521,11 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
     """Top-level einops imports (``from einops import rearrange``, ``from einops.layers.torch import Rearrange``,
     ``import einops``) lose the names the converter wrote every use of out as MindSpore code (the rules'
     ``compiled_names``: EinopsPatternTransform) and that nothing else in the file names; a statement left with no name
-    goes. A name other files of the project import from this one stays (they may take it from here)."""
+    goes. So does a layer of ``einops.layers.torch`` the file names nowhere at all, in no code and no string
+    (``__all__``, an annotation): segformer's unused ``from einops.layers.torch import Rearrange`` would otherwise be
+    the port's one import of mindport (``mindport.runtime.einops_layers``); an unused einops function stays einops'
+    import, which costs the port nothing. A name other files of the project import from this one stays (they may
+    take it from here)."""
     compiled: set[str] = set()
     imported: frozenset = frozenset()
     for rule in rules:
@@ -530,8 +534,6 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
         if ctx is not None:
             imported = ctx.options.imported_names
     compiled -= imported
-    if not compiled:
-        return module, False
 
     def einops_import(stmt) -> bool:
         if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
@@ -542,7 +544,15 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
             return (mod == "einops" or mod.startswith("einops.")) and not isinstance(imp.names, cst.ImportStar)
         return isinstance(imp, cst.Import)
 
-    used = _names_in([stmt for stmt in module.body if not einops_import(stmt)])
+    def layers_import(stmt) -> bool:
+        return einops_import(stmt) and isinstance(stmt.body[0], cst.ImportFrom) \
+            and dotted_name(stmt.body[0].module) in _EINOPS_LAYERS
+
+    if not compiled and not any(layers_import(stmt) for stmt in module.body):
+        return module, False
+    rest = [stmt for stmt in module.body if not einops_import(stmt)]
+    used = _names_in(rest)
+    mentioned = _names_in(rest, strings=True)
     body, dropped = [], False
     for stmt in module.body:
         if not einops_import(stmt):
@@ -557,7 +567,9 @@ def _drop_written_out_einops(module: cst.Module, rules) -> tuple[cst.Module, boo
                 continue
             local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
                 else full.split(".")[0]
-            if local in compiled and local not in used:
+            layer = isinstance(imp, cst.ImportFrom) and dotted_name(imp.module) in _EINOPS_LAYERS
+            if (local in compiled and local not in used) or (layer and local not in mentioned
+                                                             and local not in imported):
                 dropped = True
             else:
                 kept.append(alias)
