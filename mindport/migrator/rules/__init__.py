@@ -38,6 +38,7 @@ from mindport.migrator.rules.lambda_values import LambdaValueTransform
 from mindport.migrator.rules.list_extend import ListExtendTransform
 from mindport.migrator.rules.local_del import LocalDelTransform
 from mindport.migrator.rules.loop_else import LoopElseTransform
+from mindport.migrator.rules.loop_lambdas import LoopLambdaTransform
 from mindport.migrator.rules.match_statements import MatchStatementTransform
 from mindport.migrator.rules.list_pop import ListPopTransform
 from mindport.migrator.rules.iter_next import IterNextTransform
@@ -142,6 +143,7 @@ RULES = (
     ComprehensionForsTransform,   # [f(a, b) for a in xs for b in ys] -> mp_graph_safe.joined([[...] for a in xs]) (GRAPH_MODE)
     TryReraiseTransform,          # try: body / except E as e: print(...); raise e -> body (GRAPH_MODE has no try)
     LoopElseTransform,            # for/while ... else in a model method -> a no-break flag and if (GRAPH_MODE refuses)
+    LoopLambdaTransform,          # for ...: x = (lambda t: ...)(x) in a model method -> a nested def (GRAPH_MODE gives None)
     MatchStatementTransform,      # match mode: case 'a': ... in a model method or function -> if/elif/else (GRAPH_MODE has no match)
     LocalDelTransform,            # del query, key in a model method -> dropped (GRAPH_MODE has no del)
     LambdaValueTransform,         # G(act=lambda x: x) while building -> _mp_lambda = lambda x: x first (GRAPH_MODE)
@@ -174,7 +176,7 @@ _TAKE_MODULE_CLASSES = (ModuleClassTransform, BranchBindingTransform, UnboundNam
                         ListSortTransform, SetKeysTransform, LocalsDictTransform, SizeTupleTransform,
                         PackedFieldTransform, GraphContainerTransform, FunctionKeyedDictTransform, SubCellArgumentTransform,
                         ComprehensionForsTransform, TryReraiseTransform, UnboundFallbackTransform, DisplayStatementTransform, PartialAttributeTransform, LocalDelTransform,
-                        LoopElseTransform, MatchStatementTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
+                        LoopElseTransform, LoopLambdaTransform, MatchStatementTransform, SelfCacheTransform, ExactTypeTestTransform, ZipStrictTransform,
                         InertContextTransform, NamedTupleDictTransform,
                         AugAssignRebindTransform,
                         DictUpdateTransform, ModuleMethodTransform, LambdaValueTransform, ShadowedGlobalTransform,
