@@ -25,6 +25,7 @@ from mindport.runtime import graph_compare  # noqa: F401 - a list == a number/st
 from mindport.runtime import graph_refs  # noqa: F401 - a Parameter where a graph's type check wants a tensor
 from mindport.runtime import frozen  # noqa: F401 - a frozen Parameter is told from a buffer (p.requires_grad = False)
 from mindport.runtime import numpy_ints  # noqa: F401 - installs the guard for numpy integers in tensor indices
+from mindport.runtime import graph_numpy_shapes  # noqa: F401 - np.shape/np.ndim of a tensor in a graph
 from mindport.runtime import numpy_stream  # noqa: F401 - MindSpore's initializers leave numpy's stream alone
 from mindport.runtime import reversed_tensor  # noqa: F401 - reversed(t) is t flipped along its first axis, as torch
 from mindport.runtime import tensor_format  # noqa: F401 - format(t, spec) of a 0-d tensor is its number's, as torch

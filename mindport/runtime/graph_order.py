@@ -67,8 +67,10 @@ def _order(keys, reverse):
     known only at run time (a tensor) arrives as None."""
     if any(key is None for key in keys):
         raise TypeError("mindport: sorted() in a static graph needs keys known while it compiles (a dict's keys, "
-                        "strings, numbers); these are known only at run time (tensors). Sort by a constant, or run "
-                        "this in PyNative")
+                        "strings, numbers); these are known only at run time (tensors, or values read from an object "
+                        "the graph interprets: a named tuple or a project's object built in the graph, MP107, makes "
+                        "the tensors returned beside it of unknown rank, and MindSpore's own axis checks sort "
+                        "them). Sort by a constant, or run this in PyNative")
     try:
         return tuple(_builtins.sorted(range(len(keys)), key=lambda i: keys[i], reverse=reverse))
     except TypeError:

@@ -331,7 +331,27 @@ def _broadcasts(shape, target):
     return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
 
 
+@_constexpr(check=False)
+def _fills_rows(data_shape, index_rank, value_shape, by_mask):
+    """Is this a bool-mask setitem of one row for every masked row (``t[mask] = row``, row of shape (C,) or (1, C),
+    the mask over the leading ``index_rank`` axes)? MindSpore 2.10's graph setitem fails on it ("x_shape: {3, 1}");
+    torch and PyNative write the row into each masked row. Static shapes only (a run-time axis reaches here as None
+    or -1)."""
+    if not by_mask or data_shape is None or value_shape is None:
+        return False
+    data_shape, value_shape = tuple(data_shape), tuple(value_shape)
+    if -1 in data_shape or -1 in value_shape or None in value_shape or not value_shape:
+        return False
+    return _broadcasts(value_shape, (1,) + data_shape[index_rank:])
+
+
 def _setitem_by_tensor(data, index, value):
+    if isinstance(value, Tensor) and _fills_rows(_F.shape(data), _F.rank(index), _F.shape(value),
+                                                 _F.dtype(index) == mindspore.bool_):
+        # one row for every masked row: the row broadcast to the data's shape, selected where the mask is set
+        mask = _F.reshape(index, _F.shape(index) + (1,) * (_F.rank(data) - _F.rank(index)))
+        row = _F.broadcast_to(_F.cast(value, _F.dtype(data)), _F.shape(data))
+        return _F.select(_F.broadcast_to(mask, _F.shape(data)), row, data)
     if isinstance(value, Tensor) and _scatters_rows(_F.shape(data), _F.rank(index), _F.rank(value), _F.shape(value),
                                                     _F.dtype(index) == mindspore.bool_):
         # torch fills the masked positions with the value's elements in order: a MaskedScatter over the mask

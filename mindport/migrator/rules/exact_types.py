@@ -20,7 +20,9 @@ _NEGATIVE = (cst.IsNot, cst.NotEqual, cst.NotIn)
 
 
 class ExactTypeTestTransform(GraphMethodRule):
-    """In a model's methods, an exact type test ``type(v) is T`` (also ``==``, ``in (A, B)`` and the negations) ->
+    """In a model's methods and a torch file's module functions (a graph compiles one with every method that calls it:
+    onpolicy's ``check(input)``, ``torch.from_numpy(input) if type(input) == np.ndarray else input``, called on the
+    inputs of MAT's forward), an exact type test ``type(v) is T`` (also ``==``, ``in (A, B)`` and the negations) ->
     ``mp_graph_safe.is_exactly(v, T)`` (``not ...`` for ``is not``, ``!=``, ``not in``).
 
     Models take a tensor or a pair with ``x_h, x_l = x if type(x) is tuple else (x, None)`` and then branch on
@@ -42,7 +44,14 @@ class ExactTypeTestTransform(GraphMethodRule):
     their ``__instancecheck__`` (measured: False for every tensor), so the test is ``mp_tensor.is_typed(x, T)``
     (wherever it is: it is isinstance in PyNative), the dtype compared in a graph (DCGAN-style ``isinstance(input.data,
     torch.cuda.FloatTensor) and self.ngpu > 1``).
+
+    In a module function the unfolded test left the conditional expression to run time: its value was an interpreted
+    one, and what the model did with it next failed ("'int' object is not subscriptable" in the AnyTypeKernelActor,
+    measured on 2.10); ``is_exactly`` is ``type`` itself outside a graph, so host code calling the function is as
+    before.
     """
+
+    MODULE_FUNCTIONS = True
 
     EXAMPLES = (
         Example(

@@ -200,9 +200,10 @@ class GraphContainerTransform(GraphMethodRule):
             name = original_node.func.value
             self.remark(original_node, MP107,
                         f"an object of the class '{name}' (the project's, not a Cell) built in a model's method: a static "
-                        f"graph (GRAPH_MODE) builds it in the Python interpreter, and a tensor read back from it has "
-                        f"no known dtype or rank there, so a layer given it (LayerNorm, attention) fails to compile; "
-                        f"PyNative runs it as Python",
+                        f"graph (GRAPH_MODE) builds it in the Python interpreter, and a tensor read back from it (or "
+                        f"returned beside it in one tuple: ``return y, Cache(...)``) has no known dtype or rank there, "
+                        f"so a layer or an op given it (LayerNorm, attention, ops.split) fails to compile; PyNative "
+                        f"runs it as Python",
                         "hold the values in a tuple or a dict display ({'key': value}) read by key, or build the "
                         "object outside construct")
             return updated_node
