@@ -92,7 +92,8 @@ class Facts:
         end_col, fact), ...): ``"nonempty:mean"``/``"nonempty:sum"`` (every reduced extent held elements),
         ``"unmasked:softmax"`` (no input row of all -inf along the dim), ``"plain:tensor"``/``"plain:as_tensor"`` (the
         data held no tensor inside a list or tuple; for as_tensor, was no tensor either), ``"nonnegative:pad"`` (every
-        padding amount >= 0), and per layer build
+        padding amount >= 0), ``"batched:avg_pool2d"`` (a functional pool's every input a batch of the rank MindSpore's
+        op takes, mindport.mappings.unbatched.FUNCTIONS), and per layer build
         ``"built:<MindSpore class>:batched"`` (every call of every layer built there had a batch of the class's rank,
         a cell its ``hx`` given) or ``"built:<MindSpore class>:open"`` (the build ran; some call did not show that,
         or none ran). A decision some call did not note (a site of two APIs, a dim not given) is no fact."""
@@ -101,7 +102,8 @@ class Facts:
         out = []
         for span, site in self.files.get(rel, {}).items():
             api = site["api"]
-            for decision, value in (("nonempty", True), ("unmasked", True), ("plain", True), ("nonnegative", True)):
+            for decision, value in (("nonempty", True), ("unmasked", True), ("plain", True), ("nonnegative", True),
+                                    ("batched", True)):
                 seen = site.get("seen", {}).get(decision)
                 if api != "?" and seen == [value] and site.get("noted", {}).get(decision) == site["calls"]:
                     out.append((*_span(span), f"{decision}:{api}"))
@@ -283,6 +285,14 @@ class record:  # noqa: N801 - used as a context manager, like open
 
 
 _REDUCTIONS = frozenset({"mean", "sum"})
+
+
+def _batch_functions() -> dict:
+    """torch's functional pools whose MindSpore op takes only a batch, with its rank (mappings.unbatched.FUNCTIONS:
+    their names are torch's too)."""
+    from mindport.mappings.unbatched import FUNCTIONS
+
+    return FUNCTIONS
 _CONSTRUCTORS = frozenset({"tensor", "as_tensor"})
 
 
@@ -302,7 +312,8 @@ def _decisions(facts: Facts, rel: str, span: str, api: str, first, args, kwargs)
     (``mean``/``sum``: the runtime's value over an empty extent is never needed), a softmax input had no row of all
     -inf along its dim (``softmax``: MindSpore's CPU kernel's defect never met), a tensor constructor's data held no
     tensor (``tensor``/``as_tensor``: the runtime's reading of tensors inside a list never needed), a pad's amounts
-    were none negative (``pad``: the runtime's cropping, for MindSpore's defect on a negative amount, never needed). Computed with torch's own ops; the
+    were none negative (``pad``: the runtime's cropping, for MindSpore's defect on a negative amount, never needed), a
+    functional pool's input was a batch (``avg_pool2d``...: the runtime's added batch axis never needed). Computed with torch's own ops; the
     recorder's mode is off inside its handler, so they are not recorded themselves."""
     import torch
 
@@ -321,6 +332,8 @@ def _decisions(facts: Facts, rel: str, span: str, api: str, first, args, kwargs)
             facts.note(rel, span, "nonnegative", False)
     elif api in _REDUCTIONS:
         facts.note(rel, span, "nonempty", first.numel() > 0)
+    elif api in _batch_functions():
+        facts.note(rel, span, "batched", first.dim() == _batch_functions()[api])
     elif api == "softmax":
         dim = args[1] if len(args) > 1 else kwargs.get("dim")
         if isinstance(dim, int) and first.is_floating_point() and first.dim() > 0:

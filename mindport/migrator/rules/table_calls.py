@@ -290,6 +290,8 @@ def _several_items_test(value: str) -> str:
     return f"isinstance({value}, (tuple, list)) and len({value}) > 1"
 
 
+_UNBATCHED_FUNCTIONS = "mindport.runtime.unbatched."  # the runtime forms of mappings.unbatched.FUNCTIONS
+
 class TableCallTransform(Rule):
     """Rewrites calls and attribute references whose torch name has a mapping entry; flags the others.
 
@@ -1734,6 +1736,16 @@ class TableCallTransform(Rule):
                 return native
         return native if call is not None and self._observed_decision(call, f"nonnegative:{api}") else target
 
+    def _batched_target(self, target: str, call: cst.Call, api: str) -> str:
+        """``mindport.runtime.unbatched.NAME`` (a functional pool MindSpore's op takes only batched, given torch's
+        unbatched input too: mindport.mappings.unbatched.FUNCTIONS) at a site whose every input in a recorded torch
+        run was a batch of that rank (``convert --facts``: ``"batched:<api>"``): MindSpore's own ``ops.NAME``. Where
+        the code shows it (a class's methods), native_facts.native_batched_functions decides after the rewrite."""
+        name = target.rpartition(".")[2]
+        if target.startswith(_UNBATCHED_FUNCTIONS) and self._observed_decision(call, f"batched:{api}"):
+            return f"mindspore.ops.{name}"
+        return target
+
     def _values_target(self, target: str, call: cst.Call) -> str:
         """The runtime topk (written out for torch's int64 indices) where only the values are read
         (native_facts.values_only: ``v, _ = torch.topk(logits, k)``, ``x.topk(k)[0]``): MindSpore's own, which
@@ -2005,6 +2017,7 @@ class TableCallTransform(Rule):
                 name, node, getattr(self, "_module", None)))
             target = self._absorbed_target(target, mapped, original_node, input_node)
             target = self._nonempty_target(target, mapped, original_node, _api_name(entry), input_node)
+            target = self._batched_target(target, original_node, _api_name(entry))
             if target in NATIVE_PLAIN_DATA and self._observed_decision(original_node, f"plain:{_api_name(entry)}"):
                 target = NATIVE_PLAIN_DATA[target]  # the data never held a tensor (mindport.observed)
             target = self._indices_target(self._values_target(target, original_node), original_node)
