@@ -133,10 +133,17 @@ def value_metaclass_def(name: str) -> cst.ClassDef:
     class itself); a class derived from a value class tests and compares as any class does. Its signature is torch's
     (``inspect.signature(TorchBatchNorm2d)``: the ``__init__``'s parameters, not ``__new__``'s ``*args, **kwargs``):
     code that filters a configuration by the class's parameters (efficientvit's ``build_kwargs_from_config(kwargs,
-    norm_cls)``) kept none of them."""
+    norm_cls)``) kept none of them. Its ``__name__`` is torch's (``_mp_torch_name``: ``BatchNorm2d``, not
+    ``TorchBatchNorm2d``): code that looks a class up by its name (timm's ``get_norm_act_layer``:
+    ``_NORM_TO_NORM_ACT_MAP[norm_layer.__name__.lower()]``) finds torch's; ``__qualname__`` stays the file's name,
+    so the class is still found where it is defined (pickle)."""
     return parse_statement(
         f"class {name}(type):\n"
         f'    """isinstance, issubclass and == of a torch layer class used as a value: those of MindSpore\'s class."""\n\n'
+        "    def __init__(cls, name, bases, namespace, **kwargs):\n"
+        "        super().__init__(name, bases, namespace, **kwargs)\n"
+        "        if '_mp_torch_name' in namespace:\n"
+        "            cls.__name__ = namespace['_mp_torch_name']\n\n"
         "    def __instancecheck__(cls, obj):\n"
         "        if '_mp_value_class' in vars(cls):\n"
         "            return isinstance(obj, cls.__bases__[0])\n"
@@ -175,6 +182,7 @@ def value_class_def(name: str, entry: Entry, base: str, factory: str, init: cst.
         f'    is built with torch\'s arguments."""',
         "",
         "    _mp_value_class = True",
+        f"    _mp_torch_name = {entry.torch.rsplit('.', 1)[-1]!r}",
         "",
         "    def __new__(cls, *args, **kwargs):",
         f"        if cls is {name}:",

@@ -12,13 +12,21 @@ static graph refuses ("in GRAPH_MODE an adapter of a torch function takes one po
 Python passes exactly the dict's items as keywords, so the call is the same call with them written out:
 ``torch.zeros((b, l, 1), device=x.device, dtype=x.dtype)``, which the tables then convert natively.
 
+A local may also be bound to ``dict(device=device, dtype=dtype)`` (timm's csatv2; ``dict`` not rebound in the
+function or the module), and its values may be any expression (timm's deit:
+``dd = {'device': kwargs.get('device', None), ...}``): a value that is not a plain read, or reads a name the function
+binds again, is written as the item of the dict itself, ``torch.empty(1, d, device=dd['device'], dtype=dd['dtype'])``
+-- the dict is evaluated once where it is bound and never changed (it is read only as ``**dd``), so the item is the
+value ``**dd`` passed.
+
 Written out only when the dict is certain: every key a string literal naming an identifier, no ``**`` inside the
-display, no key repeated or also given in the call; each value a name, an attribute of a name or a literal (reading
-it again at the call reads the same value). For a helper: the function is defined once at module level, its body is
-one ``return`` of the display (a docstring aside), it takes positional parameters only, the call passes one plain name
-per parameter, and every name in the values is a parameter. For a local: the assignment is a statement of the
+display, no key repeated or also given in the call. For a helper: each value a name, an attribute of a name or a
+literal (reading it again at the call reads the same value), the function is defined once at module level, its body
+is one ``return`` of the display (a docstring aside), it takes positional parameters only, the call passes one plain
+name per parameter, and every name in the values is a parameter. For a local: the assignment is a statement of the
 function's own body (not under an ``if``/loop), the name is bound nowhere else in the function and read only as
-``**name`` in calls, and every name the values read is bound at most once in the function. Only calls of torch
+``**name`` in calls; a value is written out as itself when it is a plain read of names bound at most once in the
+function, otherwise as ``name['key']``. Only calls of torch
 (the callee's first name is a top-level torch import: ``torch``, ``F``, ``nn``) are rewritten; the helper and the
 local stay as written.
 """
@@ -47,22 +55,33 @@ def keyword_dict_arguments(module: cst.Module, torch_roots: frozenset[str]) -> c
             if found is not None:
                 helpers[stmt.name.value] = found
     helpers = {name: found for name, found in helpers.items() if defined[name] == 1}
-    return transform(module, _WriteOut(torch_roots, helpers))
+    module_bindings = _Bindings()
+    walk(module, module_bindings)
+    return transform(module, _WriteOut(torch_roots, helpers, "dict" in module_bindings.bound))
 
 
-def _items(display) -> list | None:
-    """The (key, value) pairs of a dict display whose keys are identifier string literals, values plain reads."""
-    if not isinstance(display, cst.Dict):
+def _items(display, plain: bool = True, dict_call: bool = False) -> list | None:
+    """The (key, value) pairs of a dict display whose keys are identifier string literals (values plain reads unless
+    not ``plain``); with ``dict_call``, of a ``dict(key=value, ...)`` call too."""
+    if dict_call and isinstance(display, cst.Call) and isinstance(display.func, cst.Name) \
+            and display.func.value == "dict":
+        if not display.args or any(a.star or a.keyword is None for a in display.args):
+            return None
+        pairs = [(a.keyword.value, a.value) for a in display.args]
+    elif isinstance(display, cst.Dict):
+        pairs = []
+        for element in display.elements:
+            if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
+                return None
+            pairs.append((element.key.evaluated_value, element.value))
+    else:
         return None
     items = []
-    for element in display.elements:
-        if not isinstance(element, cst.DictElement) or not isinstance(element.key, cst.SimpleString):
-            return None
-        key = element.key.evaluated_value
+    for key, value in pairs:
         if not isinstance(key, str) or not key.isidentifier() or keyword.iskeyword(key) \
-                or not _plain(element.value) or key in (k for k, _ in items):
+                or (plain and not _plain(value)) or key in (k for k, _ in items):
             return None
-        items.append((key, element.value))
+        items.append((key, value))
     return items or None
 
 
@@ -169,10 +188,11 @@ class _Bindings(cst.CSTVisitor):
 
 
 class _WriteOut(cst.CSTTransformer):
-    def __init__(self, roots: frozenset[str], helpers: dict) -> None:
+    def __init__(self, roots: frozenset[str], helpers: dict, dict_rebound: bool = False) -> None:
         super().__init__()
         self._roots = roots
         self._helpers = helpers
+        self._dict_rebound = dict_rebound  # the module binds `dict`: dict(...) may not be the builtin
         self._locals: list[dict] = []  # per enclosing function: name -> items of a certain local dict
         self._bound: list[dict] = []  # per enclosing function: the names it binds (a local `to` hides the helper)
 
@@ -187,12 +207,14 @@ class _WriteOut(cst.CSTTransformer):
                     and isinstance(stmt.body[0].targets[0].target, cst.Name)):
                 continue
             name = stmt.body[0].targets[0].target.value
-            items = _items(stmt.body[0].value)
+            items = _items(stmt.body[0].value, plain=False,
+                           dict_call=not self._dict_rebound and not bindings.bound.get("dict"))
             if items is None or bindings.bound.get(name) != 1 \
-                    or bindings.reads.get(name, 0) != 1 + bindings.starred.get(name, 0) \
-                    or any(bindings.bound.get(n, 0) > 1 for _, v in items for n in _names(v)):
+                    or bindings.reads.get(name, 0) != 1 + bindings.starred.get(name, 0):
                 continue
-            known[name] = items
+            known[name] = [(k, v if _plain(v) and all(bindings.bound.get(n, 0) <= 1 for n in _names(v))
+                            else cst.Subscript(value=cst.Name(name), slice=[cst.SubscriptElement(
+                                cst.Index(cst.SimpleString(repr(k))))])) for k, v in items]
         self._locals.append(known)
         self._bound.append(bindings.bound)
 

@@ -774,6 +774,43 @@ def test_keywords_from_a_known_dict_compile(tmp_path, mode):
     assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "keyword_dicts", mode)
 
 
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_keywords_from_a_dict_call_or_of_any_value_compile(tmp_path, mode):
+    """The class of the test above, two more shapes of the local (timm53's open item): ``dd = dict(device=device,
+    dtype=dtype)`` (timm's csatv2: ``torch.eye(k, **dd)``, ``torch.tensor(v, **dd)``) and a display whose values are
+    not plain reads, ``dd = {'device': kwargs.get('device', None), 'dtype': kwargs.get('dtype', None)}`` (timm's
+    deit: ``torch.empty(1, 1, d, **dd)``, ``nn.Linear(d, n, **dd)``). Both went to the run-time adapter; the dict is
+    bound once and read only as ``**dd``, so its items are written out (a non-plain value as ``dd['dtype']``)."""
+    source = textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        def dct_kernel(kernel_size, device=None, dtype=None):
+            dd = dict(device=device, dtype=dtype)
+            x = torch.eye(kernel_size, **dd)
+            return x * torch.sqrt(torch.tensor(1 / (kernel_size * 4), **dd))
+
+
+        class Net(nn.Module):
+            def __init__(self, dim=5, **kwargs):
+                super().__init__()
+                dd = {'device': kwargs.get('device', None), 'dtype': kwargs.get('dtype', None)}
+                self.token = nn.Parameter(torch.ones(1, 1, dim, **dd))
+                self.head = nn.Linear(dim, 3, **dd)
+                self.register_buffer('kernel', dct_kernel(dim, dtype=torch.float32))
+
+            def forward(self, x):
+                y = (x + self.token) @ self.kernel
+                return self.head(y), dct_kernel(4, dtype=x.dtype) * x.sum()
+    """)
+    result = convert_source(source)
+    assert result.diagnostics == [], [d.format() for d in result.diagnostics]
+    assert "mp_adapt" not in result.code and "dtype=dd['dtype']" in result.code
+    x = np.random.default_rng(0).standard_normal((2, 3, 5)).astype(np.float32)
+    assert_port_matches_in_mode(source, result.code, "Net", [x], tmp_path, "keyword_dict_call", mode)
+
+
 _AS_TENSOR_SOURCE = textwrap.dedent("""\
     import torch
     import torch.nn as nn

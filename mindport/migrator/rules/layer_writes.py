@@ -73,6 +73,11 @@ class LayerWriteTransform(Rule):
                 class TorchLayerType(type):
                     \"\"\"isinstance, issubclass and == of a torch layer class used as a value: those of MindSpore's class.\"\"\"
 
+                    def __init__(cls, name, bases, namespace, **kwargs):
+                        super().__init__(name, bases, namespace, **kwargs)
+                        if '_mp_torch_name' in namespace:
+                            cls.__name__ = namespace['_mp_torch_name']
+
                     def __instancecheck__(cls, obj):
                         if '_mp_value_class' in vars(cls):
                             return isinstance(obj, cls.__bases__[0])
@@ -111,6 +116,7 @@ class LayerWriteTransform(Rule):
                     is built with torch's arguments.\"\"\"
 
                     _mp_value_class = True
+                    _mp_torch_name = 'BatchNorm2d'
 
                     def __new__(cls, *args, **kwargs):
                         if cls is TorchBatchNorm2d:
@@ -135,6 +141,7 @@ class LayerWriteTransform(Rule):
                     is built with torch's arguments.\"\"\"
 
                     _mp_value_class = True
+                    _mp_torch_name = 'LeakyReLU'
 
                     def __new__(cls, *args, **kwargs):
                         if cls is TorchLeakyReLU:
@@ -164,6 +171,7 @@ class LayerWriteTransform(Rule):
                     is built with torch's arguments.\"\"\"
 
                     _mp_value_class = True
+                    _mp_torch_name = 'ReLU'
 
                     def __new__(cls, *args, **kwargs):
                         if cls is TorchReLU:

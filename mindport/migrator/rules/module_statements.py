@@ -102,6 +102,11 @@ class ModuleStatementTransform(Rule):
                 class TorchLayerType(type):
                     \"\"\"isinstance, issubclass and == of a torch layer class used as a value: those of MindSpore's class.\"\"\"
 
+                    def __init__(cls, name, bases, namespace, **kwargs):
+                        super().__init__(name, bases, namespace, **kwargs)
+                        if '_mp_torch_name' in namespace:
+                            cls.__name__ = namespace['_mp_torch_name']
+
                     def __instancecheck__(cls, obj):
                         if '_mp_value_class' in vars(cls):
                             return isinstance(obj, cls.__bases__[0])
@@ -140,6 +145,7 @@ class ModuleStatementTransform(Rule):
                     is built with torch's arguments.\"\"\"
 
                     _mp_value_class = True
+                    _mp_torch_name = 'BatchNorm2d'
 
                     def __new__(cls, *args, **kwargs):
                         if cls is TorchBatchNorm2d:

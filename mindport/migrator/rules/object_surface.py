@@ -205,6 +205,11 @@ class ObjectSurfaceTransform(Rule):
                 class TorchLayerType(type):
                     \"\"\"isinstance, issubclass and == of a torch layer class used as a value: those of MindSpore's class.\"\"\"
 
+                    def __init__(cls, name, bases, namespace, **kwargs):
+                        super().__init__(name, bases, namespace, **kwargs)
+                        if '_mp_torch_name' in namespace:
+                            cls.__name__ = namespace['_mp_torch_name']
+
                     def __instancecheck__(cls, obj):
                         if '_mp_value_class' in vars(cls):
                             return isinstance(obj, cls.__bases__[0])
@@ -248,6 +253,7 @@ class ObjectSurfaceTransform(Rule):
                     is built with torch's arguments.\"\"\"
 
                     _mp_value_class = True
+                    _mp_torch_name = 'Conv2d'
 
                     def __new__(cls, *args, **kwargs):
                         if cls is TorchConv2d:

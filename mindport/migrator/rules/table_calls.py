@@ -676,6 +676,11 @@ class TableCallTransform(Rule):
                 class TorchLayerType(type):
                     \"\"\"isinstance, issubclass and == of a torch layer class used as a value: those of MindSpore's class.\"\"\"
 
+                    def __init__(cls, name, bases, namespace, **kwargs):
+                        super().__init__(name, bases, namespace, **kwargs)
+                        if '_mp_torch_name' in namespace:
+                            cls.__name__ = namespace['_mp_torch_name']
+
                     def __instancecheck__(cls, obj):
                         if '_mp_value_class' in vars(cls):
                             return isinstance(obj, cls.__bases__[0])
@@ -722,6 +727,7 @@ class TableCallTransform(Rule):
                     is built with torch's arguments.\"\"\"
 
                     _mp_value_class = True
+                    _mp_torch_name = 'LayerNorm'
 
                     def __new__(cls, *args, **kwargs):
                         if cls is TorchLayerNorm:
