@@ -2132,6 +2132,9 @@ def jit_annotate(the_type, the_value):
 
 
 jit_Final = typing.Final  # noqa: N816 - torch.jit.Final[T] annotates constants; typing's Final means the same
+# torch.jit.annotations re-exports typing's generics for TorchScript signatures (``from torch.jit.annotations import
+# List``: timm's densenet); they are typing's own objects
+jit_List, jit_Dict, jit_Tuple, jit_Optional = typing.List, typing.Dict, typing.Tuple, typing.Optional  # noqa: N816
 
 
 def _atleast(fn, tensors):
