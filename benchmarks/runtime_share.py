@@ -138,7 +138,17 @@ even on an unaliased local the converter keeps ``mp_inplace.div_``/``mul_`` (``s
 ``mul_(mask)`` of ``mask = torch.empty(..., dtype=x.dtype)`` keeps the dtype by construction, ``div_(keep_ratio)``
 needs ``keep_ratio`` a Python number, the caller's ``self.drop_rate``. Met on the way: einops_patterns' bound form
 ``(lambda t, h: ...)(x, h_expr)`` (a keyword holding a call, ``h=int(sqrt(n)) // s``) returns None in GRAPH_MODE
-inside a ``for`` loop of ``construct`` (MindSpore 2.10; outside a loop it compiles right).
+inside a ``for`` loop of ``construct`` (MindSpore 2.10; outside a loop it compiles right): any lambda created in a
+``for`` body does (rules/loop_lambdas.py writes it as a nested def since d6bb1b11).
+
+Session 53's final tree (4fb784e2, every merge; ``--facts``, the 60 ids): **1269/16523 = 7.7 %, 24/60 importing no
+mindport**. Against native54's 25/60, per port: disc56 made torch's functional pools take an unbatched input (one
+table, mappings.unbatched.FUNCTIONS -> mindport.runtime.unbatched's form where the code does not show the input
+batched); a recorded run's batched calls make them MindSpore's own again (observed decision ``batched``, MP108), but
+ddim/model's ``F.avg_pool2d`` stands in Downsample's ``with_conv=False`` branch, which the run never takes (0 -> 1
+site, no longer mindport-free), and video3d/resnext_a/b's ``avg_pool3d`` in the type-A shortcut function the run
+never calls (+1 each); nanochat/gpt and dino's ``torch.cuda.set_device`` is now mapped (train54: was MP103, a site
+left as torch's) to ``mp_framework.cuda_set_device`` (+1 each).
 """
 from __future__ import annotations
 
