@@ -3145,7 +3145,7 @@ def _flattened_fits(model, specs: list[str], problem: str, seconds: float) -> li
         return found
 
     found = bisect(False)
-    if found is None and specs[0] in specs[1:]:
+    if found is None and specs[0] in specs[1:] and len(dims) >= 4:  # images or volumes joined before the convolutions
         found = bisect(True)
     if found is None or _elements(found[0]) > MAX_ELEMENTS:
         return []
@@ -3433,7 +3433,7 @@ def build_one(cand: dict, user_ctor: str | None, root: str, seconds: float, max_
                     hinted += 1
             # not for a list or value input, nor for a forward without arguments
             hint = problem is not None and bool(specs) and hinted < 4 and _elements(specs[0]) > 0
-            given = len(specs[0].split(":")[0].split("x"))
+            given = len(specs[0].split(":")[0].split("x")) if specs else 0  # forward(self): no input at all
             derived = _derived_rank(problem, given) if problem is not None and specs and _elements(specs[0]) > 0 \
                 and grown < 4 else None
             if derived is not None:

@@ -70,14 +70,15 @@ def is_exactly(value, classes):
     a tensor added to None: measured on 2.10). ``isinstance`` it folds: in a graph the test is ``isinstance`` (a
     graph has no subclass of a tuple, list or dict to tell apart: named tuples are plain tuples there, a ``constexpr``
     is handed ``(1, 2)`` for a Cell's ``P(1, 2)``), with bool told from int as ``type`` does; in PyNative it is
-    ``type`` itself."""
+    ``type`` itself, compared with ``==``: the converter's class for a torch layer class used as a value (``type(m) ==
+    nn.Linear`` -> ``is_exactly(m, TorchLinear)``) equals MindSpore's class it stands for, which ``is`` would miss."""
     if _in_graph():
         if isinstance(value, bool):
             return classes is bool or (isinstance(classes, tuple) and bool in classes)
         return isinstance(value, classes)
     if isinstance(classes, tuple):
         return type(value) in classes
-    return type(value) is classes
+    return type(value) == classes  # noqa: E721 - a torch layer class used as a value (TorchLinear) equals its base
 
 
 def zip_strict(*iterables):

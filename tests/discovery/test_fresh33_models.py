@@ -195,7 +195,7 @@ def test_a_forward_without_arguments_is_called_with_none(proven):
     """gitE0Z9/pytorch-implementations' ChannelVector: ``forward(self)`` was handed an input ("takes 1 positional
     argument but 2 were given", not built)."""
     result = proven["models.py:ChannelVector"]
-    assert result["status"] == "proven" and result["inputs"] == [], result
+    assert result["status"] == "proven" and result["inputs"] == [], str(result)[:1500]
 
 
 def test_graph_mode_compiles_a_shape_update_of_a_new_tensor(proven):
