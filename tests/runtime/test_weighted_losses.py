@@ -27,12 +27,26 @@ SOURCE = textwrap.dedent("""\
 """)
 
 
+def _torch_in_a_fresh_process(x, t, w):
+    """torch's losses computed in a new interpreter: in the full suite (-n 2), some earlier test of the same worker left
+    torch's F.l1_loss ignoring ``weight=`` (session 53: torch gave the unweighted mean 1.8815 where it gives 1.9494;
+    this file alone and tests/runtime whole pass in-process), so torch's side must not share the suite's process."""
+    import pickle
+    import subprocess
+    import sys
+
+    code = ("import pickle, sys, torch\n" + SOURCE + "\nx, t, w = pickle.loads(sys.stdin.buffer.read())\n"
+            "out = losses(*(torch.tensor(a) for a in (x, t, w)))\n"
+            "sys.stdout.buffer.write(pickle.dumps([o.numpy() for o in out]))\n")
+    done = subprocess.run([sys.executable, "-c", code], input=pickle.dumps((x, t, w)), capture_output=True,
+                          check=True, timeout=300)
+    return [torch.from_numpy(a) for a in pickle.loads(done.stdout)]  # noqa: S301 - our own child's answer
+
+
 @pytest.mark.parametrize("graph", [False, True])
 def test_weighted_element_losses_match_torch(graph, tmp_path, monkeypatch):
     result = convert_source(SOURCE, "weighted.py")
     assert not result.diagnostics, [d.format() for d in result.diagnostics]
-    t_ns: dict = {}
-    exec(compile(SOURCE, "weighted_torch.py", "exec"), t_ns)  # noqa: S102 - our own test program
     (tmp_path / "weighted_ms.py").write_text(result.code)
     monkeypatch.syspath_prepend(str(tmp_path))
     import importlib
@@ -41,7 +55,7 @@ def test_weighted_element_losses_match_torch(graph, tmp_path, monkeypatch):
     rng = np.random.default_rng(0)
     x, t = (rng.standard_normal((3, 5)).astype(np.float32) * 2 for _ in range(2))
     w = rng.random((3, 5)).astype(np.float32)
-    want = t_ns["losses"](*(torch.tensor(a) for a in (x, t, w)))
+    want = _torch_in_a_fresh_process(x, t, w)
     fn = ms.jit(m_ns["losses"]) if graph else m_ns["losses"]
     got = fn(*(ms.Tensor(a) for a in (x, t, w)))
     assert len(got) == len(want) == 9
