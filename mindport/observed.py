@@ -289,7 +289,7 @@ _REDUCTIONS = frozenset({"mean", "sum"})
 
 def _batch_functions() -> dict:
     """torch's functional pools whose MindSpore op takes only a batch, with its rank (mappings.unbatched.FUNCTIONS:
-    their names are torch's too)."""
+    their names are torch's too); imported when a run is recorded, as the module's other table reads are."""
     from mindport.mappings.unbatched import FUNCTIONS
 
     return FUNCTIONS
@@ -332,8 +332,8 @@ def _decisions(facts: Facts, rel: str, span: str, api: str, first, args, kwargs)
             facts.note(rel, span, "nonnegative", False)
     elif api in _REDUCTIONS:
         facts.note(rel, span, "nonempty", first.numel() > 0)
-    elif api in _batch_functions():
-        facts.note(rel, span, "batched", first.dim() == _batch_functions()[api])
+    elif (rank := _batch_functions().get(api)) is not None:  # one table lookup per recorded call
+        facts.note(rel, span, "batched", first.dim() == rank)
     elif api == "softmax":
         dim = args[1] if len(args) > 1 else kwargs.get("dim")
         if isinstance(dim, int) and first.is_floating_point() and first.dim() > 0:

@@ -615,9 +615,10 @@ def _remember(key, node, found: list) -> None:
 
 
 def clear_caches() -> None:
-    """Forget the per-node caches (:func:`_order`, :func:`own_nodes`, :func:`all_nodes`): run at each file's start
-    and end, so a worker holds no tree of a file it finished."""
+    """Forget the per-node caches (:func:`_order`, :func:`module_parents`, :func:`own_nodes`, :func:`all_nodes`): run
+    at each file's start and end, so a worker holds no tree of a file it finished."""
     _ORDERS.clear()
+    _MODULE_PARENTS.clear()
     _NODES.clear()
 
 
@@ -998,14 +999,20 @@ def _order(method: cst.FunctionDef) -> "_Order":
     per call (``_only_called``, ``method_cells``, ``unread_bindings`` ...), and each build walks the whole method
     (unets.py: 104 builds of 27 methods). LibCST nodes are immutable and an _Order is only queried, so one serves
     every asker of the same node."""
-    hit = _ORDERS.get(id(method))
-    if hit is not None and hit[0] is method:
+    return _node_cached(_ORDERS, method, 2048, _Order)
+
+
+def _node_cached(store: dict, node, limit: int, build):
+    """``build(node)`` once per node object: ``store`` maps ``id(node)`` to ``(node, value)`` (the node held, so the
+    id stays its own), cleared when it reaches ``limit`` entries and by :func:`clear_caches`."""
+    hit = store.get(id(node))
+    if hit is not None and hit[0] is node:
         return hit[1]
-    if len(_ORDERS) >= 2048:
-        _ORDERS.clear()
-    order = _Order(method)
-    _ORDERS[id(method)] = (method, order)
-    return order
+    if len(store) >= limit:
+        store.clear()
+    value = build(node)
+    store[id(node)] = (node, value)
+    return value
 
 
 class _Order(cst.CSTVisitor):
@@ -3962,14 +3969,7 @@ _MODULE_PARENTS: dict[int, tuple] = {}
 
 def module_parents(module: cst.Module) -> dict[int, cst.CSTNode]:
     """:func:`_parents` of a whole module, built once per module node."""
-    hit = _MODULE_PARENTS.get(id(module))
-    if hit is not None and hit[0] is module:
-        return hit[1]
-    if len(_MODULE_PARENTS) >= 64:
-        _MODULE_PARENTS.clear()
-    parents = _parents(module)
-    _MODULE_PARENTS[id(module)] = (module, parents)
-    return parents
+    return _node_cached(_MODULE_PARENTS, module, 64, _parents)
 
 
 def _literal_at_least(expr, least: int) -> bool:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mindport.migrator.native_facts import all_nodes
 from mindport.migrator.rules.base import Example, GraphMethodRule
-from mindport.migrator.walk import read
+from mindport.migrator.walk import read, replace_nodes
 
 _NAME = "_mp_loop_fn"
-_OWN_SCOPE = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 class LoopLambdaTransform(GraphMethodRule):
@@ -80,7 +80,7 @@ class LoopLambdaTransform(GraphMethodRule):
             return updated_node
         body = []
         for statement in updated_node.body:
-            if isinstance(statement, cst.For) and _has_loop_lambda(statement.body):
+            if isinstance(statement, cst.For) and all_nodes(statement.body, cst.Lambda):
                 statement = statement.with_changes(body=statement.body.visit(_LambdaDefs(self)))
             body.append(statement)
         return updated_node.with_changes(body=body)
@@ -91,18 +91,6 @@ class LoopLambdaTransform(GraphMethodRule):
             self._count += 1
             if name not in taken:
                 return name
-
-
-def _has_loop_lambda(block) -> bool:
-    found = []
-
-    class Find(cst.CSTVisitor):
-        def visit_Lambda(self, node) -> bool:
-            found.append(node)
-            return False
-
-    read(block, Find())
-    return bool(found)
 
 
 def _as_def(name: str, fn: cst.Lambda, line) -> cst.FunctionDef:
@@ -151,31 +139,15 @@ class _LambdaDefs(cst.CSTTransformer):
         read(updated_node, Outer())
         if not lambdas:
             return updated_node
-        taken = _names(updated_node)
+        taken = {n.value for n in all_nodes(updated_node, cst.Name)}
         defs, names = [], {}
         for fn in lambdas:
             name = self.rule.fresh_name(taken)
             taken.add(name)
-            names[id(fn)] = name
+            names[id(fn)] = cst.Name(name)
             defs.append(_as_def(name, fn, None))
-
-        class Swap(cst.CSTTransformer):
-            def leave_Lambda(self, original, updated):
-                name = names.get(id(original))
-                return cst.Name(name) if name else updated
-
-        line = updated_node.visit(Swap())
+        line = replace_nodes(updated_node, names)
         defs[0] = defs[0].with_changes(leading_lines=updated_node.leading_lines)
         self.rule.ctx.converted_sites += len(defs)
         return cst.FlattenSentinel([*defs, line.with_changes(leading_lines=())])
 
-
-def _names(node) -> set[str]:
-    seen: set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, n) -> None:
-            seen.add(n.value)
-
-    read(node, Names())
-    return seen
