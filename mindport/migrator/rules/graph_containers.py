@@ -27,7 +27,11 @@ class GraphContainerTransform(GraphMethodRule):
     list the method builds) when the new name is then changed in place, and a ``for`` loop over an iterator
     (``enumerate``/``iter``/``zip``/``reversed`` bound to a name) that ``next()`` advanced first (NCRFpp's CRF: in a
     graph ``next`` does not advance the iterator the loop reads, and a ``@jit`` function building a list that way
-    gets one item more: tests/converter/test_next_then_loop.py).
+    gets one item more: tests/converter/test_next_then_loop.py). Its straight form, the binding, the ``next(it)``
+    statements (``a = next(it)`` or ``next(it)``, no default) and the loop in this order in one block, the name read
+    nowhere else, is written over a tuple of the items instead, which a graph runs as Python does:
+    ``it = tuple(enumerate(xs))`` (``tuple(xs)`` for ``iter(xs)``), the i-th ``next(it)`` is ``it[i]`` and the loop
+    runs over ``it[k:]`` (tests/converter/test_next_then_loop56.py).
 
     A static graph (GRAPH_MODE, ``@jit``) holds lists and dicts as values. Measured on MindSpore 2.10 (graph19's
     probe, plain Python vs PyNative vs GRAPH_MODE): ``dict(d)`` of a dict holding tensors built a wrong dict
@@ -121,6 +125,7 @@ class GraphContainerTransform(GraphMethodRule):
         self._aliases: dict[int, tuple[str, str]] = {}  # id of a flagged m = l -> (m, l)
         self._self_sorts: set[int] = set()
         self._advanced_loops: dict[int, str] = {}  # id of a for over an iterator next() advanced before -> its name
+        self._iterator_plan: dict[int, tuple[str, str, int]] = {}  # the straight form of it, rewritten
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         outer = self.compiled
@@ -130,9 +135,15 @@ class GraphContainerTransform(GraphMethodRule):
             aliases, sorts = _aliased(node)
             self._aliases.update(aliases)
             self._self_sorts |= sorts
-            self._advanced_loops.update(_advanced_then_looped(node))
+            said, plan = _advanced_then_looped(node)
+            self._advanced_loops.update(said)
+            self._iterator_plan.update(plan)
 
     def leave_For(self, original_node, updated_node):
+        planned = self._iterator_plan.get(id(original_node))
+        if planned is not None:  # for ... in it, after k next(it): over the items next() left
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(iter=parse_expression(f"{planned[1]}[{planned[2]}:]"))
         name = self._advanced_loops.get(id(original_node))
         if name is not None:
             self.remark(original_node, MP107,
@@ -194,6 +205,15 @@ class GraphContainerTransform(GraphMethodRule):
         return updated_node
 
     def leave_Call(self, original_node, updated_node):
+        planned = self._iterator_plan.get(id(original_node))
+        if planned is not None:
+            kind, name, index = planned
+            self.ctx.converted_sites += 1
+            if kind == "next":  # the index-th next(it): the index-th item
+                return parse_expression(f"{name}[{index}]")
+            if last_name(original_node.func) == "iter":  # it = iter(xs): the items of xs
+                return updated_node.with_changes(func=cst.Name("tuple"))
+            return cst.Call(func=cst.Name("tuple"), args=[cst.Arg(updated_node)])
         if self.compiled and isinstance(original_node.func, cst.Name) \
                 and original_node.func.value in getattr(self, "_value_classes", ()) \
                 and not all(_constant(a.value) for a in original_node.args):
@@ -302,20 +322,27 @@ def _constant(node: cst.BaseExpression) -> bool:
         or isinstance(node, cst.Name) and node.value in ("True", "False", "None")
 
 
-def _advanced_then_looped(node: cst.FunctionDef) -> dict[int, str]:
+def _advanced_then_looped(node: cst.FunctionDef) -> tuple[dict[int, str], dict[int, tuple[str, str, int]]]:
     """The ``for`` loops of a compiled function over a name bound to ``iter``/``enumerate``/``zip``/``reversed``
     (...) that ``next(name)`` also reads: NCRFpp's CRF, ``seq_iter = enumerate(scores)``, ``_, first =
     next(seq_iter)``, then ``for idx, cur in seq_iter``. Measured on MindSpore 2.10: in a graph the loop runs over
-    every item (next() took one from a copy), so the history it builds has one item more, silently."""
+    every item (next() took one from a copy), so the history it builds has one item more, silently.
+
+    Returns the loops to say (MP107) and the rewrite of the straight form: the binding, the ``next(name)`` statements
+    (``a = next(it)`` or ``next(it)`` alone, no default) and the loop stand in this order in one block (other
+    statements between them), and the name is read nowhere else in the function. Then the iterator is a tuple of its items (``tuple(enumerate(xs))``,
+    ``tuple(xs)`` for ``iter(xs)``), the i-th ``next`` is ``name[i]`` and the loop runs over ``name[k:]``: Python's
+    items in Python, PyNative and a graph. Plan: id of a node -> (kind, name, index)."""
     iterators: set[str] = set()
     advanced: set[str] = set()
     loops: list[tuple[cst.For, str]] = []
+    uses: dict[str, int] = {}
+    blocks: list[list[cst.BaseStatement]] = []  # the function's body and every block in it
 
     class Scan(cst.CSTVisitor):
         def visit_Assign(self, assign):
             value = assign.value
-            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) \
-                    and value.func.value in ("iter", "enumerate", "zip", "reversed"):
+            if _iterator_call(value):
                 for target in assign.targets:
                     if isinstance(target.target, cst.Name):
                         iterators.add(target.target.value)
@@ -329,8 +356,67 @@ def _advanced_then_looped(node: cst.FunctionDef) -> dict[int, str]:
             if isinstance(loop.iter, cst.Name):
                 loops.append((loop, loop.iter.value))
 
+        def visit_Name(self, name):
+            uses[name.value] = uses.get(name.value, 0) + 1
+
+        def visit_IndentedBlock(self, block):
+            blocks.append(list(block.body))
+
     walk(node, Scan())
-    return {id(loop): name for loop, name in loops if name in iterators and name in advanced}
+    said = {id(loop): name for loop, name in loops if name in iterators and name in advanced}
+    plan: dict[int, tuple[str, str, int]] = {}
+    for body in blocks:
+        for at, stmt in enumerate(body):
+            bound = _single_assign(stmt)
+            if bound is None or not isinstance(bound.targets[0].target, cst.Name) or len(bound.targets) != 1 \
+                    or not _iterator_call(bound.value):
+                continue
+            name = bound.targets[0].target.value
+            nexts: list[cst.Call] = []
+            loop = None
+            for later in body[at + 1:]:
+                call = _next_statement(later, name)
+                if call is not None:
+                    nexts.append(call)
+                    continue
+                if isinstance(later, cst.For) and isinstance(later.iter, cst.Name) and later.iter.value == name:
+                    loop = later
+                    break  # statements between that do not name it (the count below) run as they did
+            if loop is None or not nexts or id(loop) not in said or uses.get(name) != len(nexts) + 2:
+                continue
+            call = bound.value
+            if last_name(call.func) == "iter" and (len(call.args) != 1 or call.args[0].star):
+                continue  # iter(f, sentinel)
+            said.pop(id(loop))
+            plan[id(call)] = ("bind", name, 0)
+            for i, advance in enumerate(nexts):
+                plan[id(advance)] = ("next", name, i)
+            plan[id(loop)] = ("loop", name, len(nexts))
+    return said, plan
+
+
+def _iterator_call(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) \
+        and value.func.value in ("iter", "enumerate", "zip", "reversed")
+
+
+def _single_assign(stmt: cst.BaseStatement) -> cst.Assign | None:
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Assign):
+        return stmt.body[0]
+    return None
+
+
+def _next_statement(stmt: cst.BaseStatement, name: str) -> cst.Call | None:
+    """The ``next(name)`` call of ``a, b = next(name)`` or of ``next(name)`` alone (one argument: no default)."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "next" \
+            and len(value.args) == 1 and not value.args[0].star and not value.args[0].keyword \
+            and isinstance(value.args[0].value, cst.Name) and value.args[0].value.value == name:
+        return value
+    return None
 
 
 def _aliased(node: cst.FunctionDef) -> tuple[dict[int, tuple[str, str]], set[int]]:
