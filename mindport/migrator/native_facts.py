@@ -7389,6 +7389,9 @@ _REAL_KEEPING = frozenset({"float", "double", "half", "long", "int", "bool", "ab
                            "repeat", "expand", "flip", "roll", "t", "sum", "mean", "cumsum", "clamp", "sign",
                            "relu", "floor", "ceil", "round", "sqrt", "exp", "log", "sin", "cos", "tril", "triu",
                            "expand_as", "view_as", "reshape_as"})
+# tensor methods casting to a real dtype: real whatever the receiver (torch drops a complex's imaginary part, with a
+# warning, as MindSpore's cast reads the real part)
+_REAL_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool"})
 _BINARY_REAL = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
 
@@ -7430,7 +7433,8 @@ class RealFacts:
     number; a torch constructor of :data:`_REAL_CREATIONS` without a complex ``dtype=`` (``torch.arange(0, n,
     step=s)``: its dtype depends on ``n``, but torch refuses a complex bound); a join of :data:`_REAL_JOINS` of
     real tensors (``torch.meshgrid``'s pieces, unpacked or indexed); ``+ - * / // % **`` and a sign of reals; an index
-    or slice of a real; a method or function of :data:`_REAL_KEEPING` on a real; a name every binding of which in the
+    or slice of a real; a cast to a real dtype (``.long()``, :data:`_REAL_CASTS`) of anything; a method or function
+    of :data:`_REAL_KEEPING` on a real; a name every binding of which in the
     function is a plain assignment of a real (a tuple target unpacking a real join); anything ``floating`` says is
     real (the caller's: a layer of the class's output). A parameter, an attribute, an imaginary literal or an unknown
     call is not."""
@@ -7525,6 +7529,8 @@ class RealFacts:
                 return bool(positional) and self.is_real(positional[0], seen)
             return False
         func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _REAL_CASTS and not call.args:
+            return True  # x.long(): a cast to a real dtype is real whatever x is (torch drops a complex's imaginary part)
         if isinstance(func, cst.Attribute) and func.attr.value in _REAL_KEEPING:
             return self.is_real(func.value, seen)
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and dtype is None and all(
