@@ -149,6 +149,32 @@ ddim/model's ``F.avg_pool2d`` stands in Downsample's ``with_conv=False`` branch,
 site, no longer mindport-free), and video3d/resnext_a/b's ``avg_pool3d`` in the type-A shortcut function the run
 never calls (+1 each); nanochat/gpt and dino's ``torch.cuda.set_device`` is now mapped (train54: was MP103, a site
 left as torch's) to ``mp_framework.cuda_set_device`` (+1 each).
+On native56 (session 54; from 9048aba0, which measured 1269/16523 = 7.7 %, 24/60 with ``--facts``): ``~`` of a mask
+a module-level function of the file builds, called directly or as ``self.NAME(...)`` where ``__init__`` binds
+``self.NAME`` to such functions (x-transformers' ``self.create_causal_mask = onnx_create_causal_mask if onnxable
+else create_causal_mask``, both returning bool; a constant ``F.pad`` of a bool is bool), and ``~`` of a converted
+``any``/``all`` (``~mask.any(dim = -1)``: the converted call is bool whatever its input), stay MindSpore's ``~``
+(native_facts.BoolFacts, TensorIdiomTransform._converted_truth); ``x.bool()`` of a real tensor by construction is
+``x.astype(ms.bool_)``, and a cast to a real dtype (``.long()``, ``.float()``) is real whatever its receiver
+(RealFacts._REAL_CASTS; NCRF++'s CRF ``mask = (1 - mask.long()).bool()`` of a forward parameter). ``--facts``:
+1269/16523 = 7.7 % -> 1245/16503 = 7.5 %, 24/60 -> 24/60 (mp_math.bitwise_not 28 -> 8: 7 -> 2 in each x-transformers
+entry; mp_tensor.bool_ 12 -> 8: 2 -> 0 in each ncrfpp entry; only those six entries' output changed; x-transformers'
+wild parity 4/4 and GRAPH_MODE 4/4; ncrfpp's parity 2/2, GRAPH_MODE 0/2 as before: lstm_crf's IndexError of the
+CRF's advanced ``enumerate`` iterator (trials README, graph55) and cnn_softmax's "'Tuple' object has no attribute
+'ndim'" of an empty list input, the same error on 9048aba0). The rest of x-transformers' top helpers, read per site, need a fact the code
+does not give or a decision at run time: the two ``~`` left are of ``forward`` parameters (``~input_mask``,
+``~attn_mask``); ``mp_framework.finfo`` (7 a port) reads ``torch.finfo(t.dtype)`` of a tensor whose dtype only the
+run knows (MindSpore has no finfo; the observed run reaches 2 of the 7, float32, but a literal would be silently
+wrong for a half-precision run, not loudly); ``mp_F.softmax`` (7) is of parameters (the sampling filters' logits,
+``sparse_topk_attn``'s) or of the ``partial(F.softmax, dim=-1)`` wrapper, whose one observed ``unmasked`` fact is at
+the call ``self.attn_fn(sim)``, not at the wrapper's body; ``mp_einops.pack``/``unpack`` (7 + 7) have literal
+patterns (``'b * d'``) but a native form is a reshape and cat per member plus the packed shapes, statements rather
+than an expression, and unpack's split sizes are products of run-time shapes; ``mp_tensor.promoted`` (13) joins
+memories, cached keys and caller embeddings; ``mp_math.sum``/``any`` (5 + 5) reduce ``mask`` parameters over
+extents that may be empty; ``mp_F.pad`` (4) pads by ``j - i``, a parameter or an attribute, not non-negative by
+construction; ``mp_tensor.device`` (5) is three ``device`` properties' returns and two reads in Attend whose
+``device`` goes on to the file's ``create_causal_mask(..., device = device)`` (DeviceTransform drops only a device
+no converted line reads).
 """
 from __future__ import annotations
 

@@ -2349,8 +2349,66 @@ class BoolFacts(_FunctionFacts):
     """Is an expression a bool tensor (or a Python bool) by construction? Read from the code of one function: a
     comparison, ``not``, ``&``/``|``/``^``/``~`` of bools, a function or method whose result is bool (``isnan``,
     ``logical_and``, ``eq``, ``.bool()``, ``.to(torch.bool)``; ``any``/``all`` of a bool), a constructor given
-    ``dtype=torch.bool``, a move of a bool (``view``, ``unsqueeze``, ``triu``, an index), or a local name every
-    assignment of which is one of these. A parameter, an attribute or anything else is unknown."""
+    ``dtype=torch.bool``, a move of a bool (``view``, ``unsqueeze``, ``triu``, an index, ``F.pad``), or a local name
+    every assignment of which is one of these. A parameter, an attribute or anything else is unknown.
+
+    Given the file's module-level functions (``functions``, :func:`module_functions`) and the enclosing class
+    (``cls``): a call of such a function every return of which is bool by its own code (``create_causal_mask(i,
+    j)``), and ``self.NAME(...)`` where the class's ``__init__`` binds ``self.NAME`` in its own top-level statements and
+    every ``self.NAME = ...`` of the file is such a function or a conditional choice between them (x-transformers'
+    ``self.create_causal_mask = onnx_create_causal_mask if onnxable else create_causal_mask``)."""
+
+    def __init__(self, function, resolve: Resolve, functions: "dict[str, cst.FunctionDef] | None" = None,
+                 cls: "cst.ClassDef | None" = None, module: "cst.Module | None" = None,
+                 visiting: frozenset[str] = frozenset()) -> None:
+        super().__init__(function, resolve)
+        self._functions = functions or {}
+        self._cls, self._module, self._visiting = cls, module, visiting
+
+    def _bool_function(self, name: str) -> bool:
+        """Does every return of the file's module-level function ``name`` give a bool (by its own code)?"""
+        function = self._functions.get(name)
+        if function is None or name in self._visiting:
+            return False
+        returns = own_nodes(function, cst.Return)
+        if not returns or any(r.value is None for r in returns):
+            return False
+        inner = BoolFacts(function, self._resolve, self._functions, None, self._module, self._visiting | {name})
+        return all(inner.is_bool(r.value) for r in returns)
+
+    def _function_choice(self, expr) -> bool:
+        """A module-level function of the file returning bool, or ``a if c else b`` of such."""
+        if isinstance(expr, cst.IfExp):
+            return self._function_choice(expr.body) and self._function_choice(expr.orelse)
+        return isinstance(expr, cst.Name) and self._resolve(expr) is None and self._bool_function(expr.value)
+
+    def _bool_attribute(self, name: str) -> bool:
+        """``self.NAME`` holds a module-level function returning bool (see the class's docstring)."""
+        if self._cls is None or self._module is None or not isinstance(self._cls.body, cst.IndentedBlock):
+            return False
+        init = next((s for s in self._cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"),
+                    None)
+        if init is None or not isinstance(init.body, cst.IndentedBlock) or any(
+                isinstance(s, cst.FunctionDef) and s.name.value == name
+                for c in all_nodes(self._module, cst.ClassDef) if isinstance(c.body, cst.IndentedBlock)
+                for s in c.body.body):
+            return False  # a method of that name in some class of the file
+        top = [line.targets for s in init.body.body if isinstance(s, cst.SimpleStatementLine)
+               for line in s.body if isinstance(line, cst.Assign)]
+        if not any(_self_attr(t.target) and t.target.attr.value == name for targets in top for t in targets):
+            return False
+        values = []
+        for node in all_nodes(self._module, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, (cst.Tuple, cst.List)) and any(
+                        _self_attr(e.value) and e.value.attr.value == name for e in target.elements):
+                    return False
+                if _self_attr(target) and target.attr.value == name:
+                    if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+                        return False
+                    values.append(node.value)
+        return bool(values) and all(self._function_choice(v) for v in values)
 
     def is_bool(self, expr, seen: frozenset[str] = frozenset()) -> bool:
         if isinstance(expr, cst.Comparison) or isinstance(expr, cst.Name) and expr.value in ("True", "False"):
@@ -2377,6 +2435,13 @@ class BoolFacts(_FunctionFacts):
             return False
         qual = self._resolve(call.func)
         first = call.args[0].value if call.args and call.args[0].keyword is None else None
+        if qual is None and isinstance(call.func, cst.Name) and call.func.value in self._functions \
+                and call.func.value not in self._params and not self._binding_values(call.func.value):
+            return self._bool_function(call.func.value)  # create_causal_mask(i, j, device): its returns'
+        if qual is None and _self_attr(call.func) and self._bool_attribute(call.func.attr.value):
+            return True
+        if qual == "torch.nn.functional.pad":  # a constant pad keeps the dtype: a bool pads into a bool
+            return first is not None and self.is_bool(first, seen)
         if qual is not None:
             module, _, name = qual.rpartition(".")
             if module != "torch":
@@ -7324,6 +7389,9 @@ _REAL_KEEPING = frozenset({"float", "double", "half", "long", "int", "bool", "ab
                            "repeat", "expand", "flip", "roll", "t", "sum", "mean", "cumsum", "clamp", "sign",
                            "relu", "floor", "ceil", "round", "sqrt", "exp", "log", "sin", "cos", "tril", "triu",
                            "expand_as", "view_as", "reshape_as"})
+# tensor methods casting to a real dtype: real whatever the receiver (torch drops a complex's imaginary part, with a
+# warning, as MindSpore's cast reads the real part)
+_REAL_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte", "bool"})
 _BINARY_REAL = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 
 
@@ -7365,7 +7433,8 @@ class RealFacts:
     number; a torch constructor of :data:`_REAL_CREATIONS` without a complex ``dtype=`` (``torch.arange(0, n,
     step=s)``: its dtype depends on ``n``, but torch refuses a complex bound); a join of :data:`_REAL_JOINS` of
     real tensors (``torch.meshgrid``'s pieces, unpacked or indexed); ``+ - * / // % **`` and a sign of reals; an index
-    or slice of a real; a method or function of :data:`_REAL_KEEPING` on a real; a name every binding of which in the
+    or slice of a real; a cast to a real dtype (``.long()``, :data:`_REAL_CASTS`) of anything; a method or function
+    of :data:`_REAL_KEEPING` on a real; a name every binding of which in the
     function is a plain assignment of a real (a tuple target unpacking a real join); anything ``floating`` says is
     real (the caller's: a layer of the class's output). A parameter, an attribute, an imaginary literal or an unknown
     call is not."""
@@ -7460,6 +7529,8 @@ class RealFacts:
                 return bool(positional) and self.is_real(positional[0], seen)
             return False
         func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _REAL_CASTS and not call.args:
+            return True  # x.long(): a cast to a real dtype is real whatever x is (torch drops a complex's imaginary part)
         if isinstance(func, cst.Attribute) and func.attr.value in _REAL_KEEPING:
             return self.is_real(func.value, seen)
         if isinstance(func, cst.Attribute) and func.attr.value == "to" and dtype is None and all(

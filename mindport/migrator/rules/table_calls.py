@@ -1283,10 +1283,7 @@ class TableCallTransform(Rule):
         observed API must be ``api``, the torch name's last part): ``ops.sigmoid`` (not for ``OWN_PRECISION``'s,
         which also guard the CPU kernel's precision: ``mp_math.tanh`` stays, except in a port for a GPU or Ascend)."""
         module, _, name = target.rpartition(".")
-        if module == GUARDS and name == "abs" and input_node is not None and RealFacts(
-                self._functions[-1] if self._functions else None, self.scope.resolve,
-                lambda e: isinstance(e, cst.Call) and _self_attribute(e.func) is not None
-                and self._floats().is_float(e)).is_real(input_node):
+        if module == GUARDS and name == "abs" and input_node is not None and self._real_input(input_node):
             # the runtime abs decides only complex vs real: real by construction (of the float facts, only a layer
             # of the class's output, ``self.fc(x)``: their ``x.exp()`` is "floating" for a complex x too)
             return "mindspore.ops.abs"
@@ -1296,6 +1293,13 @@ class TableCallTransform(Rule):
                 or (name in OWN_PRECISION and self._cpu_guarded()):
             return target
         return f"mindspore.ops.{name}" if self._non_integer_input(input_node, call, api) else target
+
+    def _real_input(self, input_node) -> bool:
+        """Is ``input_node`` real (not complex) by construction (native_facts.RealFacts; of the float facts, only a
+        layer of the class's output, ``self.fc(x)``: their ``x.exp()`` is "floating" for a complex x too)?"""
+        return RealFacts(self._functions[-1] if self._functions else None, self.scope.resolve,
+                         lambda e: isinstance(e, cst.Call) and _self_attribute(e.func) is not None
+                         and self._floats().is_float(e)).is_real(input_node)
 
     def _non_integer_input(self, input_node, call: cst.Call, api: str) -> bool:
         """Is a call's input never an integer or bool tensor, by the facts: floating (or complex) by construction
@@ -2206,6 +2210,11 @@ class TableCallTransform(Rule):
             self.flag(original_node, "MP102", f"{entry.torch}: {exc}", "", entry.torch)
             return updated_node
         receiver = updated_node.func.value  # type: ignore[union-attr]
+        if target == RUNTIME_BOOL and not mapped and self._real_input(func.value):
+            # x.bool() of a real tensor by construction: the runtime's only decision is complex (x != 0) or not
+            self.ctx.converted_sites += 1
+            return updated_node.with_changes(func=updated_node.func.with_changes(attr=cst.Name("astype")), args=[
+                cst.Arg(cst.parse_expression(f"{self.ctx.alias_for('mindspore')}.bool_"))])
         cast = self._dtype_cast(target, mapped)
         if cast is not None:  # h.type(x.dtype): a cast to a dtype, MindSpore's astype
             self.ctx.converted_sites += 1
@@ -3516,6 +3525,8 @@ def _integer_literal_operand(expr: cst.BinaryOperation):
     return None
 
 # the module of the int-to-float guards (mindport.runtime.promotion names them)
+# x.bool(): the runtime cast, for a complex input (x != 0); MindSpore's astype where the input is real by construction
+RUNTIME_BOOL = "mindport.runtime.tensor.bool_"
 GUARDS = "mindport.runtime.math"
 
 

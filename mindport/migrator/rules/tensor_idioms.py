@@ -8,7 +8,7 @@ import operator
 
 import libcst as cst
 
-from mindport.migrator.native_facts import BoolFacts, mask_argument, operand_holds
+from mindport.migrator.native_facts import BoolFacts, mask_argument, module_functions, operand_holds
 from mindport.migrator.rules.base import Example, Rule
 from mindport.migrator.rules.format_specs import spec_arguments
 from mindport.migrator.scopes import OWN_METHOD_KINDS, operand_kind, receiver_kind, value_kind
@@ -33,7 +33,8 @@ class TensorIdiomTransform(Rule):
     ``~x`` on a tensor (MindSpore's ``~`` is a logical not for every dtype) -> ``torch.bitwise_not``'s target
     (bit inversion for integers), except where ``x`` is bool: by construction (a comparison, ``isnan``, ``.bool()``,
     ``dtype=torch.bool``, ``&`` of bools, a local name only ever bound to one: ``native_facts.BoolFacts``) or as the
-    mask of ``masked_fill``/``masked_select``/``masked_scatter`` (torch refuses any other), where ``~`` stays;
+    mask of ``masked_fill``/``masked_select``/``masked_scatter`` (torch refuses any other), where ``~`` stays; so it
+    does on a converted ``any``/``all``, always a bool (``~mask.any(dim=-1)``; :meth:`_converted_truth`);
     ``format(t)``/``"{}".format(t)`` of an evident tensor is converted and flagged MP102 as a warning (torch's text
     of a tensor is not MindSpore's; the statement stays converted, its tensors being MindSpore's at run time:
     ``assert torch.isfinite(y0).all(), "bad {}".format(y0)`` -> ``assert mp_math.all(ops.isfinite(y0)), ...``);
@@ -185,6 +186,8 @@ class TensorIdiomTransform(Rule):
         self._function_nodes: list[cst.FunctionDef | None] = [None]  # the enclosing functions (None: module level)
         self._bool_facts: dict[int, BoolFacts] = {}
         self._masks: set[int] = set()  # a masked_fill's mask arguments: bool, or torch refuses them
+        self._classes: list[cst.ClassDef | None] = [None]  # the enclosing class of each function (BoolFacts)
+        self._class_stack: list[tuple] = []  # (class, how many functions enclosed it)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._called.add(id(node.func))
@@ -203,11 +206,22 @@ class TensorIdiomTransform(Rule):
         self._functions.append(node.name.value)
         self._function_nodes.append(node)
         self._complex.append(set())
+        # a method's class; a function nested in a method reads its ``self``
+        self._classes.append(self._class_stack[-1] if self._class_stack and self._class_stack[-1][1] == len(
+            self._function_nodes) - 1 else self._classes[-1])
 
     def leave_FunctionDef(self, original_node, updated_node):
         self._functions.pop()
         self._function_nodes.pop()
         self._complex.pop()
+        self._classes.pop()
+        return updated_node
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._class_stack.append((node, len(self._function_nodes)))
+
+    def leave_ClassDef(self, original_node, updated_node):
+        self._class_stack.pop()
         return updated_node
 
     def leave_Assign(self, original_node, updated_node):
@@ -267,7 +281,8 @@ class TensorIdiomTransform(Rule):
         # through its mapping entry (bit inversion for integers, logical not for bool)
         if not isinstance(original_node.operator, cst.BitInvert) \
                 or receiver_kind(original_node.expression, self.scope) != "tensor" \
-                or id(original_node) in self._masks or self._is_bool(original_node.expression):
+                or id(original_node) in self._masks or self._is_bool(original_node.expression) \
+                or self._converted_truth(original_node.expression):
             return updated_node  # ~(codes > 2), x.masked_fill(~m, 0): a bool mask, MindSpore's logical not is torch's
         if operand_kind(original_node.expression, self.scope) == "param" and self._functions[-1:] != ["forward"]:
             return updated_node  # `~flags` on a parameter of __init__ or a helper: as likely a Python int
@@ -278,12 +293,27 @@ class TensorIdiomTransform(Rule):
         self.ctx.converted_sites += 1
         return cst.Call(func=self.ctx.target_expr(target), args=[cst.Arg(updated_node.expression)])
 
+    def _converted_truth(self, expr) -> bool:
+        """``x.any(dim)``, ``torch.all(x)``: whatever ``x``'s dtype, the converted call gives a bool (MindSpore's
+        ReduceAny/ReduceAll and ``mp_math.any``/``all`` do; a NumPy receiver's own method a bool array): ``~`` of it
+        is MindSpore's logical not, as the runtime's bitwise_not of a bool would be. (torch gives uint8 for a uint8
+        input; the converted any/all do not, with or without this.)"""
+        if not isinstance(expr, cst.Call) or any(a.star for a in expr.args):
+            return False
+        if self.scope.resolve_torch(expr.func) in ("torch.any", "torch.all"):
+            return True
+        return isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("any", "all") \
+            and self.scope.resolve_torch(expr.func) is None and receiver_kind(expr.func.value, self.scope) == "tensor"
+
     def _is_bool(self, expr) -> bool:
         """A bool tensor by construction (``BoolFacts``, read from the enclosing function's code)."""
         function = self._function_nodes[-1]
         facts = self._bool_facts.get(id(function))
         if facts is None:
-            facts = self._bool_facts[id(function)] = BoolFacts(function, self.scope.resolve_torch)
+            module = getattr(self, "_module", None)
+            facts = self._bool_facts[id(function)] = BoolFacts(
+                function, self.scope.resolve_torch, module_functions(module),
+                self._classes[-1][0] if self._classes[-1] is not None else None, module)
         return facts.is_bool(expr)
 
     def leave_Attribute(self, original_node, updated_node):
@@ -446,6 +476,7 @@ class TensorIdiomTransform(Rule):
         self._before_backward(node.body)
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._module = node
         self._before_backward(node.body)
 
     def _before_backward(self, body) -> None:
