@@ -178,6 +178,13 @@ def bind_from(scope: Scope, module: str | None, name: str, asname: str | None) -
     scope.names[asname or name] = f"{module}.{name}" if module else None
 
 
+# Python's types where torch takes a dtype (``x.to(bool)``, ``torch.ones(n, dtype=bool)``), as torch reads them: the
+# MindSpore dtype of each. The converter writes it for a ``dtype=`` argument (TableCallTransform._python_type_dtypes),
+# the runtime decides on the value (mindport.runtime.tensor._python_dtype).
+PYTHON_TYPE_DTYPES = {"bool": "mindspore.bool_", "float": "mindspore.float64", "int": "mindspore.int64",
+                      "complex": "mindspore.complex128"}
+
+
 def bind_star(scope: Scope, module: str | None) -> None:
     """``from <torch module> import *`` binds the module's public names (``from torch.nn.init import *`` then
     ``xavier_uniform_(w)`` is torch's, and is converted like ``init.xavier_uniform_(w)``), as far as the mapping
