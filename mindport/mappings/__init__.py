@@ -419,6 +419,12 @@ def bundled_registry() -> Registry:
     return load_entries(paths, _parsed_tables(paths))
 
 
+# torch modules whose star import the tables list entirely: their ``__all__`` is every name star_names gives
+# (tests/converter/test_torch_star_import.py checks it against torch): a file importing one of them with ``*`` binds
+# no name the converter cannot see (UnboundNameTransform reads such a file; any other star import stops it)
+COMPLETE_STARS = frozenset({"torch.nn.init"})
+
+
 def star_names(module: str) -> tuple[str, ...]:
     """The names ``from <module> import *`` binds, for a torch module, as far as the tables know them: every entry
     named ``<module>.<name>`` with a public ``name`` (Python's star gives the module's ``__all__``, or its names

@@ -71,3 +71,51 @@ def test_project_module_that_star_imports_torch(tmp_path):
     (tmp_path / "model.py").write_text("from layers import *\n")
     bound = dict(star_bindings(tmp_path, ["layers.py", "model.py"])["model.py"])
     assert bound["kaiming_normal_"] == "torch.nn.init.kaiming_normal_"
+
+
+def test_complete_stars_are_torch_modules_all():
+    from mindport.mappings import COMPLETE_STARS, star_names
+    import importlib
+    for module in COMPLETE_STARS:
+        assert set(star_names(module)) == set(importlib.import_module(module).__all__), module
+
+
+GRAPH_SOURCE = textwrap.dedent("""\
+    import torch
+    from torch.nn import Module, Linear
+    from torch.nn.init import *
+
+
+    class Legacy(Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = Linear(4, 3)
+            constant_(self.fc.bias, 0.5)
+
+        def forward(self, x):
+            if not hasattr(self, "fc"):
+                warnings.warn("old checkpoint")
+            return self.fc(x)
+""")
+
+
+def test_unbound_name_in_a_file_with_a_complete_torch_star_compiles(tmp_path):
+    """``warnings`` is bound by no statement and not by torch.nn.init's star: a branch torch never takes reads it,
+    and GRAPH_MODE refused the method ("The name 'warnings' is not defined")."""
+    import mindspore as ms
+    code = convert_source(GRAPH_SOURCE).code
+    assert "raise NameError" in code, code
+    torch.manual_seed(0)
+    reference = load_module(GRAPH_SOURCE, tmp_path / "legacy_torch.py", "legacy_torch").Legacy()
+    port = load_module(code, tmp_path / "legacy_ms.py", "legacy_ms").Legacy()
+    for name in ("weight", "bias"):
+        getattr(port.fc, name).set_data(ms.Tensor(getattr(reference.fc, name).detach().numpy()))
+    x = np.random.default_rng(1).standard_normal((2, 4)).astype(np.float32)
+    with torch.no_grad():
+        want = reference(torch.from_numpy(x)).numpy()
+    ms.set_context(mode=ms.GRAPH_MODE)
+    try:
+        got = port(ms.Tensor(x)).asnumpy()
+    finally:
+        ms.set_context(mode=ms.PYNATIVE_MODE)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
