@@ -178,6 +178,25 @@ def bind_from(scope: Scope, module: str | None, name: str, asname: str | None) -
     scope.names[asname or name] = f"{module}.{name}" if module else None
 
 
+# Python's types where torch takes a dtype (``x.to(bool)``, ``torch.ones(n, dtype=bool)``), as torch reads them: the
+# MindSpore dtype of each. The converter writes it for a ``dtype=`` argument (TableCallTransform._python_type_dtypes),
+# the runtime decides on the value (mindport.runtime.tensor._python_dtype).
+PYTHON_TYPE_DTYPES = {"bool": "mindspore.bool_", "float": "mindspore.float64", "int": "mindspore.int64",
+                      "complex": "mindspore.complex128"}
+
+
+def bind_star(scope: Scope, module: str | None) -> None:
+    """``from <torch module> import *`` binds the module's public names (``from torch.nn.init import *`` then
+    ``xavier_uniform_(w)`` is torch's, and is converted like ``init.xavier_uniform_(w)``), as far as the mapping
+    tables know them (:func:`mindport.mappings.star_names`). A relative or non-torch star binds nothing here (the
+    project's own modules: ``migrator.project.star_bindings``)."""
+    if not module or not is_torch(module):
+        return
+    from mindport.mappings import star_names  # stdlib only too; imported here, it imports this module
+    for name in star_names(module):
+        scope.names[name] = f"{module}.{name}"
+
+
 _MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "torch.jit.ScriptModule"}  # a ScriptModule
 # subclass is an nn.Module whose methods TorchScript compiles (``@torch.jit.script_method``): a Cell like any other
 _NOT_MODULES = {"Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer"}

@@ -340,6 +340,16 @@ class Registry:
         return iter(self.entries.values())
 
     @functools.cached_property
+    def _star_names(self) -> dict[str, tuple[str, ...]]:
+        """module -> the public names the tables list directly under it (see :func:`star_names`)."""
+        found: dict[str, list[str]] = {}
+        for key in self.entries:
+            module, _, name = key.rpartition(".")
+            if module and not name.startswith("_"):
+                found.setdefault(module, []).append(name)
+        return {module: tuple(sorted(set(names))) for module, names in found.items()}
+
+    @functools.cached_property
     def _by_target(self) -> dict[tuple[str, str], Entry]:
         index: dict[tuple[str, str], Entry] = {}
         for entry in self.entries.values():
@@ -407,6 +417,20 @@ def bundled_registry() -> Registry:
     of a conversion)."""
     paths = sorted(DATA_DIR.glob("*.toml"))
     return load_entries(paths, _parsed_tables(paths))
+
+
+# torch modules whose star import the tables list entirely: their ``__all__`` is every name star_names gives
+# (tests/converter/test_torch_star_import.py checks it against torch): a file importing one of them with ``*`` binds
+# no name the converter cannot see (UnboundNameTransform reads such a file; any other star import stops it)
+COMPLETE_STARS = frozenset({"torch.nn.init"})
+
+
+def star_names(module: str) -> tuple[str, ...]:
+    """The names ``from <module> import *`` binds, for a torch module, as far as the tables know them: every entry
+    named ``<module>.<name>`` with a public ``name`` (Python's star gives the module's ``__all__``, or its names
+    without a leading underscore; torch.nn.init's ``__all__`` is its public functions). A name the tables do not
+    know stays unresolved, as it was before: the star then brings nothing the converter could map anyway."""
+    return load_registry()._star_names.get(module, ())
 
 
 # ------------------------------------------------------------------------------------------ user overlays

@@ -127,7 +127,7 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
     its own star imports included; ``globals().update(vars(m))`` of a module loaded with
     ``importlib.import_module("<project module>")`` gives all its names. Read with ``ast`` from the files that contain
     ``import *`` and the modules they name (nothing is imported); imports bind names as ``mindport.names`` says."""
-    from mindport.names import Scope, bind_from, bind_module, is_torch
+    from mindport.names import Scope, bind_from, bind_module, bind_star, is_torch
 
     modules = _module_files(python)
     cache: dict[str, dict[str, str | None]] = {}
@@ -184,6 +184,8 @@ def star_bindings(src: Path, python: list[str]) -> dict[str, tuple[tuple[str, st
                     other = target(rel, stmt)
                     if other is not None and other not in visiting:
                         scope.names.update(exported(other, visiting | {rel}))
+                    elif other is None and not stmt.level:
+                        bind_star(scope, stmt.module)  # `from torch.nn.init import *` in the star-imported module
                     continue
                 module = None if stmt.level else stmt.module
                 for alias in stmt.names:

@@ -13,7 +13,7 @@ import libcst as cst
 
 from mindport.migrator.project import project_return
 from mindport.migrator.walk import read, walk
-from mindport.names import Scope, bind_from, bind_module, is_torch, torch_package
+from mindport.names import Scope, bind_from, bind_module, bind_star, is_torch, torch_package
 
 
 def dotted_name(expr: cst.BaseExpression) -> str | None:
@@ -121,9 +121,10 @@ def bind_import(scope: Scope, node: cst.Import | cst.ImportFrom) -> None:
         for alias in node.names:
             bind_module(scope, _module_name(alias.name), alias.asname.name.value if alias.asname else None)
         return
-    if isinstance(node.names, cst.ImportStar):
-        return
     module = None if node.relative or node.module is None else _module_name(node.module)
+    if isinstance(node.names, cst.ImportStar):
+        bind_star(scope, module)
+        return
     for alias in node.names:
         name = alias.name.value if isinstance(alias.name, cst.Name) else _module_name(alias.name)
         bind_from(scope, module, name, alias.asname.name.value if alias.asname else None)  # type: ignore[union-attr]

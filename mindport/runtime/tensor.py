@@ -17,6 +17,7 @@ from mindspore import ops
 
 from mindspore.ops.primitive import constexpr as _constexpr
 
+from mindport.names import PYTHON_TYPE_DTYPES
 from mindport.runtime._graph import host_only as _host_only
 from mindport.runtime._graph import in_graph as _in_graph
 from mindport.runtime.promotion import result_type as _result_type
@@ -211,16 +212,10 @@ _TO_KEYWORDS = ("dtype", "device", "non_blocking", "copy", "memory_format", "oth
 
 
 def _python_dtype(value):
-    """A Python type torch takes wherever it takes a dtype (``x.to(bool)``, ``dtype=float``) as torch reads it;
-    any other value as it is."""
-    if value is bool:
-        return ms.bool_
-    if value is int:
-        return ms.int64
-    if value is float:
-        return ms.float64
-    if value is complex:
-        return ms.complex128
+    """A Python type torch takes wherever it takes a dtype (``x.to(bool)``, ``dtype=float``) as torch reads it
+    (mindport.names.PYTHON_TYPE_DTYPES); any other value as it is."""
+    if value is bool or value is int or value is float or value is complex:
+        return getattr(ms, PYTHON_TYPE_DTYPES[value.__name__].rpartition(".")[2])
     return value
 
 

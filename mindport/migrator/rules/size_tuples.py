@@ -13,7 +13,8 @@ _TUPLE_ONLY = frozenset({"numel", "isinstance", "type", "repr", "str", "print", 
 class SizeTupleTransform(GraphMethodRule):
     """In a model's methods, ``torch.Size(sizes)`` is ``tuple(sizes)`` when nothing asks more of it than of a tuple:
     bound to a name that is never given to ``isinstance``/``type``/``repr``/``str``/``print``/``format`` and whose
-    attributes are never read (``numel()``), or passed straight to another call or indexed.
+    attributes are never read (``numel()``), or passed straight to another call, indexed, or compared with ``==`` /
+    ``!=`` (``assert out.size() == torch.Size([b, n])``: a torch.Size equals the tuple of its sizes).
 
     Elsewhere ``torch.Size`` is ``mindport.runtime.tensor.Size``, a tuple subclass with ``numel()``. A static graph
     (GRAPH_MODE, ``@jit``) has no tuple subclasses, so inside one the class refuses loudly (ptsemseg's FRRN built
@@ -80,8 +81,8 @@ class SizeTupleTransform(GraphMethodRule):
 def _plain_sizes(node: cst.FunctionDef, is_size) -> set[int]:
     """Ids of the ``torch.Size(...)`` calls of the function whose value nothing asks more of than of a tuple: bound
     to a name (``n = torch.Size(...)``) that is never given to ``isinstance``/``type``/``repr``/``str``/``print``/
-    ``format`` and never has an attribute read (``n.numel()``), or passed straight to a call (not one of those) or
-    indexed."""
+    ``format`` and never has an attribute read (``n.numel()``), or passed straight to a call (not one of those),
+    indexed, or an operand of ``==`` / ``!=``."""
     beyond: set[str] = set()  # names read as more than a tuple
     bound: dict[str, list] = {}  # name -> the Size calls bound to it
     direct: list = []
@@ -102,6 +103,11 @@ def _plain_sizes(node: cst.FunctionDef, is_size) -> set[int]:
         def visit_Subscript(self, sub: cst.Subscript) -> None:
             if isinstance(sub.value, cst.Call) and is_size(sub.value):
                 direct.append(sub.value)
+
+        def visit_Comparison(self, comparison: cst.Comparison) -> None:
+            operands = [comparison.left, *(c.comparator for c in comparison.comparisons)]
+            if all(isinstance(c.operator, (cst.Equal, cst.NotEqual)) for c in comparison.comparisons):
+                direct.extend(o for o in operands if isinstance(o, cst.Call) and is_size(o))
 
         def visit_Assign(self, assign: cst.Assign) -> None:
             if len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name) \

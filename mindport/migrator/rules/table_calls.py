@@ -117,7 +117,7 @@ from mindport.migrator.table import (
     switched_target,
     value_expr,
 )
-from mindport.names import package_nature, torch_package
+from mindport.names import PYTHON_TYPE_DTYPES, package_nature, torch_package
 from mindport.runtime.promotion import INT_RECEIVERS, INT_TO_FLOAT, JOINS, OWN_PRECISION, PROMOTED, VARARG_JOINS
 from mindport.migrator.walk import read, walk
 
@@ -1171,6 +1171,18 @@ class TableCallTransform(Rule):
             facts[fact] = compute(function)
         return facts[fact]
 
+    def _python_type_dtypes(self, bound: dict[str, Arg]) -> dict[str, Arg]:
+        """``dtype=bool`` (``float``, ``int``, ``complex``): torch takes Python's types as dtypes (``torch.ones((n, n),
+        dtype=bool)``, Spijkervet/SimCLR's NT_Xent mask) and reads them as torch.bool, float64, int64, complex128;
+        MindSpore refuses them ("the input 'dtype' should be mindspore dtype, but got <class 'bool'>"): the
+        MindSpore dtype torch reads (names.PYTHON_TYPE_DTYPES), where the file does not bind the name itself."""
+        arg = bound.get("dtype")
+        node = arg.node if arg is not None and arg.given else None
+        if isinstance(node, cst.Name) and node.value in PYTHON_TYPE_DTYPES and not self.scope.lookup(node.value)[0]:
+            bound = dict(bound)
+            bound["dtype"] = Arg(self.ctx.target_text(PYTHON_TYPE_DTYPES[node.value]), True, None, arg.cst_arg)
+        return bound
+
     def _sizes_as_tuples(self, entry, bound: dict[str, Arg]) -> dict[str, Arg]:
         """A size or dimensions argument given by a local name that may hold a list (native_facts.list_locals:
         ``dilation=rate`` after ``rate = []`` grew per dimension, or a parameter some call of the file passes a
@@ -2001,7 +2013,8 @@ class TableCallTransform(Rule):
             return cst.Call(func=self.ctx.target_expr("mindport.runtime.inplace.write_out"),
                             args=[cst.Arg(out.value), cst.Arg(built)])
         try:
-            bound = self._sizes_as_tuples(entry, bind_arguments(entry, list(updated_node.args)))
+            bound = self._sizes_as_tuples(entry, self._python_type_dtypes(
+                bind_arguments(entry, list(updated_node.args))))
             if entry.kind == "layer":
                 bound = self._shapes_of_axes(self._flags_as_bools(self._numpy_sizes_as_ints(bound)))
             if id(original_node) in self._native_inplace and "inplace" in bound:
@@ -2179,8 +2192,8 @@ class TableCallTransform(Rule):
                       entry.torch)
             return updated_node
         try:
-            mapped = map_arguments(entry, self._sizes_as_tuples(entry, bind_arguments(entry, list(updated_node.args))),
-                                   profile)
+            mapped = map_arguments(entry, self._sizes_as_tuples(entry, self._python_type_dtypes(
+                bind_arguments(entry, list(updated_node.args)))), profile)
             target = switched_target(mapped, target)
             target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
                                            mapped, func.value, original_node, _api_name(entry))

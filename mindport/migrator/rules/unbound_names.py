@@ -8,6 +8,7 @@ import textwrap
 
 import libcst as cst
 
+from mindport.mappings import COMPLETE_STARS, star_names
 from mindport.migrator.rules.base import Example, GraphMethodRule
 from mindport.migrator.syntax import code_of
 from mindport.migrator.walk import parse_statement
@@ -45,7 +46,9 @@ class UnboundNameTransform(GraphMethodRule):
     Taken only on a branch or after an early exit (a line every call runs would fail in torch too: a fragment, not
     a model), and only in a
     file that binds no names in ways a statement does not show (``from m import *``, ``globals()``,
-    ``exec``); a name any statement of the module binds (at any depth outside functions: ``if __name__ ==
+    ``exec``; a star import of a torch module whose names the tables list entirely, ``from torch.nn.init import *``
+    (mappings.COMPLETE_STARS), binds those names and no other: gwinndr/MusicTransformer-Pytorch's
+    ``MultiheadAttentionRPR`` reads ``warnings`` on a branch torch never takes, in such a file); a name any statement of the module binds (at any depth outside functions: ``if __name__ ==
     "__main__": device = ...``), or the method binds (a parameter, an assignment, a loop, a nested function's), is
     left alone.
     """
@@ -152,14 +155,18 @@ class UnboundNameTransform(GraphMethodRule):
         self._optional: frozenset[str] = frozenset()  # names bound only by a guarded torch-based package import
 
     def visit_Module(self, node: cst.Module) -> None:
-        if not self._module_classes or any(text in node.code for text in _DYNAMIC):
+        if not self._module_classes or any(text in node.code for text in _DYNAMIC if text != "import *"):
             return
         try:
             tree = ast.parse(node.code)
         except SyntaxError:
             return
+        stars = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
+        if any(n.level or n.module not in COMPLETE_STARS for n in stars):
+            return  # a star whose names are not all known
         optional = _optional_imports(tree, self.scope.is_package)
-        bound = _module_bindings(tree, {id(node) for node in optional})
+        bound = _module_bindings(tree, {id(node) for node in optional}) - {"*"}
+        bound |= {name for n in stars for name in star_names(n.module)}
         self._optional = frozenset(n for node in optional for n in _imported_names(node)) - bound
         self._module_bound = frozenset(bound) | _MODULE_NAMES | frozenset(dir(builtins))
 

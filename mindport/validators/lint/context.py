@@ -11,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from mindport.names import Scope, bind_from, bind_module
+from mindport.names import Scope, bind_from, bind_module, bind_star
 
 CELL_BASES = frozenset({"mindspore.nn.Cell", "mindspore.nn.cell.Cell"})
 PARAMETER_NAMES = frozenset(
@@ -111,6 +111,8 @@ class FileContext:
                 for a in node.names:
                     if a.name != "*":
                         bind_from(scope, module, a.name, a.asname)
+                    else:
+                        bind_star(scope, module)
                 continue
             elif kind is ClassDef:
                 if func is None and cls is None:
