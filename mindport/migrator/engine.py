@@ -20,6 +20,7 @@ from mindport.mappings import Registry
 from mindport.migrator.context import FileContext, Options
 from mindport.migrator.imports import (
     choose_aliases,
+    drop_unread_torch_stars,
     drop_unused_imports,
     finalize_imports,
     split_import_lines,
@@ -100,7 +101,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     if ctx.tree_changed:  # walk.transform: rebuilds only the calls it changes (0.018 s CPU on x_transformers.py's
         module = transform(module, ParenthesizeGenerators())  # converted tree, module.visit 0.198 s)
     clear_caches()
-    return drop_unused_imports(module.code, added), ctx
+    return drop_unread_torch_stars(drop_unused_imports(module.code, added)), ctx
 
 
 def _report_observed_builds(module: cst.Module, ctx: FileContext, options: Options) -> None:

@@ -340,6 +340,68 @@ def drop_unused_imports(code: str, added: list[tuple[str, str]]) -> str:
             code = rest
     return code
 
+_TORCH_STAR_LINE = re.compile(r"^from[ \t]+torch(?:\.\w+)*[ \t]+import[ \t]+\*[ \t]*(?:#[^\n]*)?(?:\n|$)", re.M)
+_ANY_STAR = re.compile(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]+\*", re.M)
+_NAMES_BOUND_UNSEEN = ("globals()", "vars()", "locals()", "exec(", "eval(", "__builtins__", "sys.modules")
+
+
+def drop_unread_torch_stars(code: str) -> str:
+    """Remove a top-level ``from <torch module> import *`` that the converted module no longer reads a name of.
+
+    The converter binds a torch star's names the tables know (``names.bind_star``: ``from torch.nn.init import *``
+    then ``xavier_uniform_(w)`` is converted like ``init.xavier_uniform_(w)``), but the star line itself stayed, so
+    a port whose every such name was converted still imported torch (gwinndr/MusicTransformer-Pytorch's rpr.py,
+    batch 26). The line goes when no name of the converted module can come from it: every name read at module level
+    or as a global of a function or class is bound by the module itself (an assignment, def, class, import, a
+    function's ``global`` assignment) or is a builtin (``symtable``: Python's own scope analysis). A name read and
+    bound nowhere (a star name no table maps, kept as torch's and flagged) keeps the line, and so does a module with
+    another star import (the name may come from either) or one that binds names where no statement shows it
+    (``globals()``, ``exec``)."""
+    stars = list(_TORCH_STAR_LINE.finditer(code)) if "import *" in code else []
+    if not stars or len(_ANY_STAR.findall(code)) != len(stars) or any(w in code for w in _NAMES_BOUND_UNSEEN):
+        return code
+    rest = _without(code, stars)
+    if _free_globals(rest):
+        return code
+    return rest
+
+
+def _without(code: str, matches) -> str:
+    out, last = [], 0
+    for m in matches:
+        out.append(code[last:m.start()])
+        last = m.end()
+    out.append(code[last:])
+    return "".join(out)
+
+
+def _free_globals(code: str) -> set[str]:
+    """Names the module reads as globals (at module level, or from a function or class body) that no statement of it
+    binds and Python does not define: where a star import's names would be read. Unparsable code: ``{"?"}``."""
+    import builtins
+    import symtable
+
+    try:
+        top = symtable.symtable(code, "<converted>", "exec")
+    except SyntaxError:
+        return {"?"}
+    bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    read: set[str] = set()
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        for symbol in table.get_symbols():
+            if symbol.is_declared_global() and symbol.is_assigned():
+                bound.add(symbol.get_name())
+            if symbol.is_referenced() and (table is top or symbol.is_global()):
+                read.add(symbol.get_name())
+    return {n for n in read - bound if not hasattr(builtins, n) and n not in _MODULE_GLOBALS}
+
+
+_MODULE_GLOBALS = frozenset({"__name__", "__file__", "__doc__", "__package__", "__spec__", "__loader__", "__path__",
+                             "__annotations__", "__dict__", "__cached__", "__builtins__"})
+
 # ------------------------------------------------------------------------------------------- run-time imports
 
 EINOPS_BACKEND = "mindport.runtime.einops_backend"

@@ -119,3 +119,33 @@ def test_unbound_name_in_a_file_with_a_complete_torch_star_compiles(tmp_path):
     finally:
         ms.set_context(mode=ms.PYNATIVE_MODE)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_star_line_goes_when_no_name_of_it_is_left(tmp_path):
+    """Every name the stars brought was converted: the port imports no torch (the line stayed and needed torch)."""
+    code = convert_source(SOURCE).code
+    assert "torch" not in code, code
+    load_module(code, tmp_path / "no_torch_ms.py", "no_torch_ms").Mixer()
+
+
+def test_star_line_stays_while_a_name_may_come_from_it():
+    """A name read and bound nowhere (here torch.nn.functional's has_torch_function, which no table maps) may come
+    from either star: both stay, as written."""
+    code = convert_source(SOURCE.replace("eye_(self.e)", "eye_(self.e)\n        has_torch_function((self.e,))")).code
+    assert "from torch.nn.init import *" in code and "from torch.nn.functional import *" in code, code
+
+
+def test_free_globals_is_python_scope_analysis():
+    from mindport.migrator.imports import _free_globals
+    code = textwrap.dedent("""\
+        import numpy as np
+        class A:
+            x = relu
+            def f(self, y):
+                global G
+                G = 1
+                return softmax([q for q in y]) + np.abs(y) + G + len(y)
+        def g():
+            return A, __name__
+    """)
+    assert _free_globals(code) == {"relu", "softmax"}
