@@ -26,6 +26,7 @@ from mindport.migrator.imports import (
     find_reexports,
     finalize_runtime,
 )
+from mindport.migrator.local_bodies import write_local_bodies
 from mindport.migrator.keep_torch import qualify, revert_header
 from mindport.migrator.rules import make_rules
 from mindport.migrator.rules.device import drop_self_device_moves
@@ -85,6 +86,7 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
         ctx.imports_needed.add("mindspore.ops")
         if not uses_name(module, aliases["mindport.runtime.unbatched"]):
             ctx.imports_needed.discard("mindport.runtime.unbatched")
+    module = write_local_bodies(module, ctx)  # the file-local native bodies its sites call (local_bodies.py)
     reexports = find_reexports(module, ctx, scopes.seen)
     module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept,
                                      ctx.torch_roots_kept, scopes.module_scope, reexports,
