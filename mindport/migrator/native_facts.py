@@ -4488,9 +4488,14 @@ class _BatchFlow:
                 return False
             needs = (self.own.needs_batch(self.cls, self_attribute_name(call.func), rank)
                      if self._own_kind(call) is not None else "")
-            if self._batch_only(call, rank) or needs == "needs" or _permutes(call, rank):
+            if self._batch_only(call, rank) or needs == "needs" or _permutes(call, rank) \
+                    or _swaps_missing_axis(call, 1, rank):
                 return self._unconditional(call)
             return (needs == "identity" or self._keeps(call, rank)) and self.onward(call, rank, depth + 1)
+        if isinstance(parent, cst.Attribute) and parent.value is expr:  # out.swapaxes(axis0=1, axis1=2)
+            call = self.parents.get(id(parent))
+            return isinstance(call, cst.Call) and call.func is parent and _swaps_missing_axis(call, 0, rank) \
+                and self._unconditional(call)
         if isinstance(parent, cst.BinaryOperation):
             return self.onward(parent, rank, depth + 1)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target,
@@ -4580,6 +4585,28 @@ class _BatchFlow:
         if self.own is None:
             return "keeps" if all(_keeps_rank(_member_kind(self.layer, m), rank) for m in members[:index]) else ""
         return self.own.before_member(members, index, rank)
+
+
+def _swaps_missing_axis(call: cst.Call, skip: int, rank: int) -> bool:
+    """``ops.swapaxes(out, 1, 2)`` / ``out.swapaxes(axis0=1, axis1=2)`` (torch's ``transpose(1, 2)``; ``skip``: the
+    arguments before the axes, the tensor of the function form) naming, as a literal integer, an axis an input one
+    axis short of ``rank`` lacks (``k >= rank - 1`` or ``k < -(rank - 1)``): torch raises IndexError on the
+    unbatched output, so every program torch runs gives it a batch there."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "swapaxes") or any(a.star for a in call.args):
+        return False
+    if skip and not (isinstance(func.value, cst.Name) and func.value.value == "ops"):
+        return False
+    axes = [a.value for a in call.args[skip:]]
+    short = rank - 1
+    for axis in axes:
+        value = axis.expression if isinstance(axis, cst.UnaryOperation) and isinstance(axis.operator, cst.Minus) \
+            else axis
+        if isinstance(value, cst.Integer):
+            k = -int(value.value) if value is not axis else int(value.value)
+            if k >= short or k < -short:
+                return True
+    return False
 
 
 def _permutes(call: cst.Call, rank: int) -> bool:
