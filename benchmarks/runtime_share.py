@@ -175,6 +175,25 @@ extents that may be empty; ``mp_F.pad`` (4) pads by ``j - i``, a parameter or an
 construction; ``mp_tensor.device`` (5) is three ``device`` properties' returns and two reads in Attend whose
 ``device`` goes on to the file's ``create_causal_mask(..., device = device)`` (DeviceTransform drops only a device
 no converted line reads).
+
+On native55 (session 54; file-local native bodies, mappings/data/local/bodies.toml: ``mp_math.tanh`` of an input
+floating by the facts is ``_precise_tanh``, MindSpore's expm1/where written once into the file; a recorded run's
+rank of each call's input per class of the project, ``input:<class>:<rank>``, settles a pool on a forward's own
+argument in a branch the run never takes; a Conv1d output swapped with an axis its unbatched form lacks shows the
+layer batched; from 9048aba0): ``--facts`` 1269/16523 = 7.7 % -> 1231/16557 = 7.4 %, 24/60 -> 25/60 (ddim/model's
+Downsample ``F.avg_pool2d`` is ``ops.avg_pool2d``: the run saw every Downsample call on a 4-D input; with those facts
+both Downsample branches match torch in PyNative and GRAPH_MODE, 2.8e-6. The six attentions 4 -> 0 sites each,
+x-transformers' four 134 -> 132, nanochat 111 -> 110, ncrfpp's two 73 -> 71: tanh of layer outputs; the site count
+grows by each written body's own two calls, ops.expm1 and ops.where; wild parity of those 13 kept, GRAPH_MODE as
+before: ncrfpp's two fail there on the unchanged base too). The six attentions still import mindport with no
+runtime call left: ``import mindport.runtime.unbatched`` for CustomizingAttention's ``conv_feat =
+self.conv1d(last_attn.unsqueeze(1))`` (next reshaped by ``view(batch_size, self.num_heads, -1, v_len)``, which any
+rank passes; its input the method's parameter), a class no entry's run calls; the six entries share one conversion
+made with the first entry's facts. What would settle it: a file-local batch-adding subclass of the layer (the
+runtime's ``_layer(rank)`` construct, written into the file for the builds not shown batched) in place of the
+import. Still open among the near-free: vit/vit and t2t's ``mp_math.mean`` (native54's reasons stand),
+efficientnet_b0's ``div_``/``mul_`` on drop_connect's parameter (a cross-call unaliased fact plus ``div_``'s kept
+dtype: ``(x / k).astype(x.dtype)`` would be torch's meaning wherever torch accepts ``k``), nasnet's three.
 """
 from __future__ import annotations
 

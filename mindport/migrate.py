@@ -271,7 +271,7 @@ def migrate(src, out, *, model: str | None = None, ctor: str | None = None, inpu
         """The torch model is built and has run once: convert with what it recorded (the port proven next)."""
         from mindport.observed import Facts
 
-        facts = Facts(facts_json["files"], facts_json.get("builds")) if facts_json else None
+        facts = Facts(facts_json["files"], facts_json.get("builds"), facts_json.get("forwards")) if facts_json else None
         report.observed = _observed_summary(facts, out)
         convert(facts)
         if facts is not None:

@@ -39,11 +39,14 @@ class Facts:
     """Per file, per site (``"line:col-end_line:end_col"``): {"api": name, "dtypes": [...], "calls": n}, and per
     run-time decision the site's calls made (``note``) {"seen": {decision: [values]}, "noted": {decision: n}}.
     ``builds``: per file, per build site of a layer torch takes unbatched inputs for (``mindport.mappings.unbatched.
-    TORCH_CLASSES``): {"layer": torch class, "calls": n, "batched": [values]}."""
+    TORCH_CLASSES``): {"layer": torch class, "calls": n, "batched": [values]}. ``forwards``: per file, per nn.Module
+    class of it whose ``forward`` it defines, the rank of each call's first input (``None``: not a tensor):
+    {"calls": n, "ranks": [values]}."""
 
-    def __init__(self, files: dict | None = None, builds: dict | None = None):
+    def __init__(self, files: dict | None = None, builds: dict | None = None, forwards: dict | None = None):
         self.files: dict[str, dict[str, dict]] = files or {}
         self.builds: dict[str, dict[str, dict]] = builds or {}
+        self.forwards: dict[str, dict[str, dict]] = forwards or {}
 
     def merge(self, other: "Facts") -> None:
         """Add another run's facts, site by site (two APIs at one span: ``"?"``; calls added; values united)."""
@@ -67,6 +70,18 @@ class Facts:
                                                                          "batched": []})
                 into["calls"] += site["calls"]
                 into["batched"] += [v for v in site["batched"] if v not in into["batched"]]
+        for rel, classes in other.forwards.items():
+            for name, site in classes.items():
+                into = self.forwards.setdefault(rel, {}).setdefault(name, {"calls": 0, "ranks": []})
+                into["calls"] += site["calls"]
+                into["ranks"] += [v for v in site["ranks"] if v not in into["ranks"]]
+
+    def forward_called(self, rel: str, name: str, rank: int | None) -> None:
+        """One call of the file's class ``name`` (its own ``forward``) on a first input of ``rank``."""
+        site = self.forwards.setdefault(rel, {}).setdefault(name, {"calls": 0, "ranks": []})
+        site["calls"] += 1
+        if rank not in site["ranks"]:
+            site["ranks"].append(rank)
 
     def note(self, rel: str, span: str, decision: str, value) -> None:
         """One call at a recorded site made ``decision`` with ``value`` (``nonempty``: the reduced extent held
@@ -96,7 +111,9 @@ class Facts:
         op takes, mindport.mappings.unbatched.FUNCTIONS), and per layer build
         ``"built:<MindSpore class>:batched"`` (every call of every layer built there had a batch of the class's rank,
         a cell its ``hx`` given) or ``"built:<MindSpore class>:open"`` (the build ran; some call did not show that,
-        or none ran). A decision some call did not note (a site of two APIs, a dim not given) is no fact."""
+        or none ran), and per class of the file ``"input:<class>:<rank>"`` at (0, 0, 0, 0) (every call of its own
+        ``forward`` had a first input tensor of that rank: mindport.migrator.native_facts.observed_input_ranks). A
+        decision some call did not note (a site of two APIs, a dim not given) is no fact."""
         from mindport.mappings.unbatched import TORCH_CLASSES
 
         out = []
@@ -110,6 +127,9 @@ class Facts:
         for span, site in self.builds.get(rel, {}).items():
             ok = site["calls"] > 0 and site["batched"] == [True]
             out.append((*_span(span), f"built:{TORCH_CLASSES[site['layer']]}:{'batched' if ok else 'open'}"))
+        for name, site in self.forwards.get(rel, {}).items():
+            if site["calls"] > 0 and len(site["ranks"]) == 1 and isinstance(site["ranks"][0], int):
+                out.append((0, 0, 0, 0, f"input:{name}:{site['ranks'][0]}"))
         return tuple(sorted(out))
 
     def add(self, rel: str, span: str, api: str, dtype: str | None) -> None:
@@ -131,7 +151,8 @@ class Facts:
 
     def to_json(self) -> dict:
         out = {"mindport_facts": FACTS_VERSION, "files": self.files}
-        return {**out, "builds": self.builds} if self.builds else out
+        out = {**out, "builds": self.builds} if self.builds else out
+        return {**out, "forwards": self.forwards} if self.forwards else out
 
     def save(self, path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -177,7 +198,14 @@ def load(path) -> Facts:
                 TORCH_CLASSES[site["layer"]], int(site["calls"]), list(site["batched"])  # noqa: B018
     except (AttributeError, KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: a layer build is malformed ({type(exc).__name__}: {exc})") from None
-    return Facts(data["files"], builds)
+    forwards = data.get("forwards", {})
+    try:
+        for classes in forwards.values():
+            for site in classes.values():
+                int(site["calls"]), list(site["ranks"])  # noqa: B018
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: a class's forward record is malformed ({type(exc).__name__}: {exc})") from None
+    return Facts(data["files"], builds, forwards)
 
 
 def _char_col(filename: str, line: int, byte_col: int) -> int:
@@ -261,7 +289,20 @@ class record:  # noqa: N801 - used as a context manager, like open
                 object.__setattr__(module, "_mindport_built", where)
                 facts.built(*where, name)
 
+        own: dict[type, str | None] = {}  # class -> its file under the root, where the class defines forward
+
+        def own_file(cls) -> str | None:
+            if cls not in own:
+                forward = cls.__dict__.get("forward")
+                code = getattr(forward, "__code__", None)
+                own[cls] = under_root(code.co_filename) if code is not None else None
+            return own[cls]
+
         def pre_hook(module, inputs):
+            rel = own_file(type(module))
+            if rel is not None:  # the project's own class: the rank of each call's first input
+                x = inputs[0] if inputs else None
+                facts.forward_called(rel, type(module).__name__, x.dim() if isinstance(x, torch.Tensor) else None)
             where = module.__dict__.get("_mindport_built")
             if where is not None and where[0] in facts.builds and where[1] in facts.builds[where[0]]:
                 name = classes[type(module)]

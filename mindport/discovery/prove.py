@@ -158,7 +158,7 @@ def _builder_facts(work: Path):
             merged.merge(load(path))
         except ValueError:
             continue
-    return merged if merged.files or merged.builds else None
+    return merged if merged.files or merged.builds or merged.forwards else None
 
 
 def notebook_env(work: Path) -> dict:

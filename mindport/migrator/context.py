@@ -117,6 +117,7 @@ class Options:
     loader_params: tuple = ()
 
 
+LOCAL_BODY = "file-local:"  # a target naming a definition the converter writes into the file (FileContext.local_bodies)
 CPU_GUARDED = ("any", "cpu")  # Options.device values whose ports keep the CPU kernel guards
 DEVICES = ("any", "cpu", "gpu", "ascend")
 
@@ -145,6 +146,9 @@ class FileContext:
     # re-exported torch names (``from torch.optim import AdamW`` in a package's __init__) the file now defines
     # itself (TableCallTransform.leave_Module): no assignment is written for them (imports.find_reexports)
     reexport_definitions: set[str] = field(default_factory=set)
+    # runtime target -> the name of its file-local native body the file's sites call (mindport.mappings.local_bodies;
+    # TableCallTransform._local_body_target chooses it, migrator.local_bodies writes the definitions)
+    local_bodies: dict[str, str] = field(default_factory=dict)
 
     def alias_for(self, module: str) -> str:
         """The local name converted code uses for a MindSpore module, and remember to import it."""
@@ -164,7 +168,9 @@ class FileContext:
         return parse_expression(self.target_text(target))
 
     def target_text(self, target: str) -> str:
-        """``target_expr`` as source text."""
+        """``target_expr`` as source text (a file-local body's target, ``LOCAL_BODY`` + name: the name)."""
+        if target.startswith(LOCAL_BODY):
+            return target[len(LOCAL_BODY):]
         module, rest = _split_target(target)
         return self.alias_for(module) + rest
 

@@ -27,13 +27,14 @@ from mindport.migrator.imports import (
     find_reexports,
     finalize_runtime,
 )
+from mindport.migrator.local_bodies import write_local_bodies
 from mindport.migrator.keep_torch import qualify, revert_header
 from mindport.migrator.rules import make_rules
 from mindport.migrator.rules.device import drop_self_device_moves
 from mindport.migrator.rules.base import Rule
 from mindport.migrator.keyword_dicts import keyword_dict_arguments
 from mindport.migrator.grad_helpers import inline_grad_helpers
-from mindport.migrator.native_facts import clear_caches, native_batched_functions, uses_name
+from mindport.migrator.native_facts import clear_caches, native_batched_functions, observed_input_ranks, uses_name
 from mindport.migrator.rules.references import _torch_import_names as torch_import_names
 from mindport.migrator.rules.references import literal_namespace_reads
 from mindport.migrator.rules.module_class import class_summary, module_classes
@@ -81,11 +82,13 @@ def run_pipeline(module: cst.Module, filename: str, registry: Registry, options:
     rules = make_rules(ctx, classes, without)
     original = first  # the literal reads alone count as a change
     module = transform(module, RuleRunner(ctx, rules))
-    module, native = native_batched_functions(module, aliases)  # a pool's input shown batched: MindSpore's own op
+    module, native = native_batched_functions(  # a pool's input shown batched: MindSpore's own op
+        module, aliases, observed_input_ranks(options.decided_sites))
     if native:
         ctx.imports_needed.add("mindspore.ops")
         if not uses_name(module, aliases["mindport.runtime.unbatched"]):
             ctx.imports_needed.discard("mindport.runtime.unbatched")
+    module = write_local_bodies(module, ctx)  # the file-local native bodies its sites call (local_bodies.py)
     reexports = find_reexports(module, ctx, scopes.seen)
     module, added = finalize_imports(module, ctx.imports_needed, aliases, present, ctx.torch_names_kept,
                                      ctx.torch_roots_kept, scopes.module_scope, reexports,

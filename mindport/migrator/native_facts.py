@@ -4201,7 +4201,20 @@ def unbatched_handling(module: cst.Module, observed: tuple = ()) -> bool:
 UNBATCHED_ALIAS = "mp_unbatched"  # the converter's name for mindport.runtime.unbatched (context.IMPORT_STYLE)
 
 
-def native_batched_functions(module: cst.Module, aliases: dict[str, str]) -> tuple[cst.Module, bool]:
+def observed_input_ranks(decided_sites) -> dict[str, int]:
+    """class name -> the rank of the first input of every call of its ``forward`` in the recorded torch run
+    (mindport.observed.Facts.decided_sites' ``"input:<class>:<rank>"``)."""
+    out = {}
+    for *_, fact in decided_sites:
+        kind, _, rest = fact.partition(":")
+        if kind == "input":
+            name, _, rank = rest.rpartition(":")
+            out[name] = int(rank)
+    return out
+
+
+def native_batched_functions(module: cst.Module, aliases: dict[str, str],
+                             observed: dict[str, int] | None = None) -> tuple[cst.Module, bool]:
     """``mp_unbatched.NAME(x, ...)`` -> ``ops.NAME(x, ...)`` where ``x`` is a batch of the op's rank in every program
     torch runs: MindSpore's own op then (``mindport.mappings.unbatched.FUNCTIONS``: the pools that take only a batch,
     which the tables map to mindport.runtime.unbatched's forms). Shown as for a layer's input (:class:`_BatchFlow`,
@@ -4209,8 +4222,10 @@ def native_batched_functions(module: cst.Module, aliases: dict[str, str]) -> tup
     through rank-keeping steps); a call anywhere else (a module-level function's ``F.max_pool2d(x, ...)``, whose
     ``x`` may be a (C, H, W) map) keeps the runtime's form. Runs before the imports are written (the engine then
     imports ``ops``, and ``mp_unbatched`` only while a call is left); ``aliases``: the file's names for the modules
-    (only where they are ``ops`` and ``mp_unbatched``, the names :class:`_BatchFlow` reads). Returns the module and
-    whether a call was made native."""
+    (only where they are ``ops`` and ``mp_unbatched``, the names :class:`_BatchFlow` reads); ``observed``: the file's
+    classes whose every ``forward`` call in a recorded torch run had a first input of the rank given
+    (:func:`observed_input_ranks`: a branch the run never took, on that input unchanged, is settled too). Returns the
+    module and whether a call was made native."""
     from mindport.mappings.unbatched import FUNCTIONS
 
     if aliases.get("mindspore.ops") != "ops" or aliases.get("mindport.runtime.unbatched") != UNBATCHED_ALIAS:
@@ -4221,7 +4236,7 @@ def native_batched_functions(module: cst.Module, aliases: dict[str, str]) -> tup
     if not calls:
         return module, False
     parents = _parents(module)
-    own = _OwnCells(module, _mindspore_layers(module, aliases), parents)
+    own = _OwnCells(module, _mindspore_layers(module, aliases), parents, observed)
     native: set[int] = set()
     for cls in own.every:
         flow = own.flow(cls)
@@ -4329,7 +4344,7 @@ _KEEP_RANK_LAYERS = frozenset({
     "Identity", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d"})
 _KEEP_RANK_OPS = frozenset({"relu", "relu6", "gelu", "silu", "sigmoid", "tanh", "leaky_relu", "elu", "mish",
                             "softplus", "softmax", "log_softmax", "dropout", "abs", "exp", "hardswish",
-                            "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool2d", "max_pool2d"})
+                            "adaptive_avg_pool2d", "adaptive_max_pool2d", "avg_pool2d", "max_pool2d", "pad"})
 
 
 class _BatchFlow:
@@ -4538,9 +4553,14 @@ class _BatchFlow:
                 return False
             needs = (self.own.needs_batch(self.cls, self_attribute_name(call.func), rank)
                      if self._own_kind(call) is not None else "")
-            if self._batch_only(call, rank) or needs == "needs" or _permutes(call, rank):
+            if self._batch_only(call, rank) or needs == "needs" or _permutes(call, rank) \
+                    or _swaps_missing_axis(call, 1, rank):
                 return self._unconditional(call)
             return (needs == "identity" or self._keeps(call, rank)) and self.onward(call, rank, depth + 1)
+        if isinstance(parent, cst.Attribute) and parent.value is expr:  # out.swapaxes(axis0=1, axis1=2)
+            call = self.parents.get(id(parent))
+            return isinstance(call, cst.Call) and call.func is parent and _swaps_missing_axis(call, 0, rank) \
+                and self._unconditional(call)
         if isinstance(parent, cst.BinaryOperation):
             return self.onward(parent, rank, depth + 1)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target,
@@ -4632,6 +4652,28 @@ class _BatchFlow:
         return self.own.before_member(members, index, rank)
 
 
+def _swaps_missing_axis(call: cst.Call, skip: int, rank: int) -> bool:
+    """``ops.swapaxes(out, 1, 2)`` / ``out.swapaxes(axis0=1, axis1=2)`` (torch's ``transpose(1, 2)``; ``skip``: the
+    arguments before the axes, the tensor of the function form) naming, as a literal integer, an axis an input one
+    axis short of ``rank`` lacks (``k >= rank - 1`` or ``k < -(rank - 1)``): torch raises IndexError on the
+    unbatched output, so every program torch runs gives it a batch there."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "swapaxes") or any(a.star for a in call.args):
+        return False
+    if skip and not (isinstance(func.value, cst.Name) and func.value.value == "ops"):
+        return False
+    axes = [a.value for a in call.args[skip:]]
+    short = rank - 1
+    for axis in axes:
+        value = axis.expression if isinstance(axis, cst.UnaryOperation) and isinstance(axis.operator, cst.Minus) \
+            else axis
+        if isinstance(value, cst.Integer):
+            k = -int(value.value) if value is not axis else int(value.value)
+            if k >= short or k < -short:
+                return True
+    return False
+
+
 def _permutes(call: cst.Call, rank: int) -> bool:
     """``ops.transpose(x, (0, 2, 3, 1))`` with a literal permutation of ``rank`` integers: it raises on any other rank,
     as the torch code it comes from does (``x.permute(0, 2, 3, 1)``, an einops pattern of that many axes)."""
@@ -4688,8 +4730,10 @@ class _OwnCells:
     The file is taken as the program: a class of it called with an unbatched input from another file is not seen
     (MindSpore's layer then raises on the rank; the port is not silently wrong)."""
 
-    def __init__(self, module: cst.Module, layer, parents: dict[int, cst.CSTNode]) -> None:
+    def __init__(self, module: cst.Module, layer, parents: dict[int, cst.CSTNode],
+                 observed: dict[str, int] | None = None) -> None:
         self.module, self.layer, self.parents = module, layer, parents
+        self.observed = observed or {}  # class -> its input's rank at every call of a recorded run
         self.every = all_nodes(module, cst.ClassDef)
         names: dict[str, int] = {}
         for cls in self.every:
@@ -4984,10 +5028,13 @@ class _OwnCells:
         """Every call the file makes of the cell ``cls`` is on a batch of ``rank``: it is built only as
         ``self.NAME = Cls(...)`` in another class whose every use of ``self.NAME`` is a call on such a batch, or as a
         member of a ``SequentialCell`` built so, called on one, after members that keep it; the class has no method
-        besides ``__init__`` and ``construct`` and no subclass in the file."""
+        besides ``__init__`` and ``construct`` and no subclass in the file. Or: every call of its ``forward`` in a
+        recorded torch run had a first input of ``rank`` (``observed``; the file's one class of that name)."""
         name = cls.name.value
         if self.classes.get(name) is not cls:
             return False
+        if self.observed.get(name) == rank:
+            return True
         return self._fact(("input", name, rank), lambda: self._input_batched(cls, rank))
 
     def _input_batched(self, cls: cst.ClassDef, rank: int) -> bool:

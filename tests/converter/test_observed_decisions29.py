@@ -103,8 +103,8 @@ def test_observed_decisions_are_native_and_the_rest_keep_the_helpers(tmp_path):
     decided = facts.decided_sites("net.py")
     assert {fact for *_, fact in decided} == {"nonempty:mean", "nonempty:sum", "unmasked:softmax", "plain:tensor",
                                               "nonnegative:pad",
-                                              "built:Conv2d:batched"}
-    assert [fact for *_, fact in facts.decided_sites("open_net.py")] == ["built:Conv1d:open"]
+                                              "built:Conv2d:batched", "input:Net:4"}  # the class's input's rank
+    assert [fact for *_, fact in facts.decided_sites("open_net.py")] == ["input:Open:3", "built:Conv1d:open"]
 
     plain = convert_source(SOURCE, "net.py").code
     result = convert_source(SOURCE, "net.py", decided_sites=decided)

@@ -69,7 +69,8 @@ from mindport.migrator.native_facts import (
     own_nodes,
     view_chain,
 )
-from mindport.migrator.context import CPU_GUARDED
+from mindport.migrator.context import CPU_GUARDED, LOCAL_BODY
+from mindport.mappings.local_bodies import local_bodies
 from mindport.migrator.factories import (
     base_init,
     class_init,
@@ -1313,6 +1314,31 @@ class TableCallTransform(Rule):
                          lambda e: isinstance(e, cst.Call) and _self_attribute(e.func) is not None
                          and self._floats().is_float(e)).is_real(input_node)
 
+    def _local_body_target(self, target: str, input_node, call: cst.Call, api: str) -> str:
+        """A runtime function with a file-local native body (mindport.mappings.local_bodies: ``mp_math.tanh``, a
+        precise formula of MindSpore's own ops against its float32 kernel's fault) at a site whose input the facts
+        settle (``when = "floating"``: :meth:`_floating_input`): the body's name, chosen once per file and collision-
+        safe (FileContext.local_bodies; migrator.local_bodies writes the definition). Otherwise ``target``."""
+        body = local_bodies().get(target)
+        if body is None or input_node is None or not self._floating_input(input_node, call, api):
+            return target
+        name = self.ctx.local_bodies.get(target)
+        if name is None:
+            taken = {n.value for n in all_nodes(self._module, cst.Name)} | set(self.ctx.local_bodies.values())
+            name = self.ctx.local_bodies[target] = fresh_name(body.name, taken)
+        return LOCAL_BODY + name
+
+    def _floating_input(self, input_node, call: cst.Call, api: str) -> bool:
+        """Is a call's input a floating-point tensor by the facts (never an integer, bool or complex one): floating
+        by construction or flow (FloatFacts.is_float, FlowFloats), a parameter every caller in the file gives
+        floats, or every input of the site in a recorded torch run floating (``convert --facts``)? Stricter than
+        :meth:`_non_integer_input`, which lets a complex one through (a mean of anything torch takes)."""
+        if self._observed_float(call, api) or self._floats().is_float(input_node) \
+                or self._flow_floats().is_float(input_node):
+            return True
+        called = self._called_floats()
+        return called is not None and called.is_float(input_node)
+
     def _non_integer_input(self, input_node, call: cst.Call, api: str) -> bool:
         """Is a call's input never an integer or bool tensor, by the facts: floating (or complex) by construction
         (native_facts.FloatFacts, FlowFloats), a parameter every caller in the file gives floats, or every input of
@@ -2032,6 +2058,7 @@ class TableCallTransform(Rule):
             input_node = self._input_node(entry, original_node)
             target = self._unmasked_target(self._guard_target(target, input_node, original_node, _api_name(entry)),
                                            mapped, input_node, original_node, _api_name(entry))
+            target = self._local_body_target(target, input_node, original_node, _api_name(entry))
             target = self._native_like(target, mapped, input_node)
             target = self._float_accumulate_target(target, mapped, input_node, original_node, _api_name(entry))
             target = self._raising_extent_target(target, mapped, input_node, original_node, _api_name(entry))
@@ -2197,6 +2224,7 @@ class TableCallTransform(Rule):
             target = switched_target(mapped, target)
             target = self._unmasked_target(self._guard_target(target, func.value, original_node, _api_name(entry)),
                                            mapped, func.value, original_node, _api_name(entry))
+            target = self._local_body_target(target, func.value, original_node, _api_name(entry))
             target = self._float_accumulate_target(target, mapped, func.value, original_node, _api_name(entry))
             target = self._raising_extent_target(target, mapped, func.value, original_node, _api_name(entry))
             target = self._elementwise_extreme_target(target, mapped, func.value, original_node)
