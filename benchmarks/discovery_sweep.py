@@ -243,7 +243,7 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
         from mindport.discovery.scan import discover, python_files
 
         files = python_files(src, notebooks=True)  # a notebook's models too
-        chosen = select(discover(src, files), None, args.max_models, spread=True)
+        chosen = select(discover(src, files), None, args.max_models, spread=True, sample_seed=args.sample_seed)
         needed, over_cap = conversion_plan(src, [c.rel for c in chosen], files, args.max_convert_files)
         # (an exclude pattern matches from the right: never one that would also drop a needed file)
         exclude = tuple(f for f in files if f not in needed and not any(Path(n).match(f) for n in needed))
@@ -251,7 +251,7 @@ def run_repo(repo: str, domain: str, work: Path, args) -> dict:
     row["convert_seconds"] = round(time.perf_counter() - t, 1)
     row["files"] = len(conversion.files)
     models, summary = prove_models(src, out, max_models=args.max_models, workers=args.workers, settings=_settings(args),
-                                   cache=False, log_dir=folder / "logs", spread=True)
+                                   cache=False, log_dir=folder / "logs", spread=True, sample_seed=args.sample_seed)
     for m in models:
         rel = m["class"].rpartition(":")[0]
         if rel in over_cap and m["status"] == "not-built":
@@ -272,7 +272,8 @@ def build_repo(src: Path, folder: Path, args) -> dict:
     from mindport.discovery.prove import prove_models
 
     models, summary = prove_models(src, None, max_models=args.max_models, settings=_settings(args), cache=False,
-                                   log_dir=folder / "logs", spread=True, build_only=True)
+                                   log_dir=folder / "logs", spread=True, build_only=True,
+                                   sample_seed=args.sample_seed)
     if not args.keep:
         shutil.rmtree(src, ignore_errors=True)
     return {"build_only": True, "summary": summary, "models": models}
@@ -301,6 +302,10 @@ def main() -> int:
     parser.add_argument("--skip", type=int, default=0, help="skip the first N repositories of the manifest")
     parser.add_argument("--repos", type=int, default=None, help="at most N repositories")
     parser.add_argument("--max-models", type=int, default=8, help="models per repository (spread over its files)")
+    parser.add_argument("--sample-seed", type=int, default=None, metavar="N",
+                        help="draw each repository's --max-models uniformly at random from its discovered classes "
+                             "(seed N, prove.select) instead of the spread: the summary's estimate of built %% of "
+                             "discovered is then unbiased")
     parser.add_argument("--workers", type=int, default=1, help="torch/MindSpore side pairs per repository")
     parser.add_argument("--jobs", type=int, default=1, help="conversion workers")
     parser.add_argument("--build-seconds", type=float, default=20.0)
@@ -338,7 +343,8 @@ def main() -> int:
             data["repositories"] = [r for r in data["repositories"] if r["repo"] in args.only]
         for i, row in enumerate(data["repositories"], 1):
             _print_row(i, len(data["repositories"]), row)
-        _print_totals(data["repositories"], data.get("not_fetched", []), None, data.get("minutes"))
+        _print_totals(data["repositories"], data.get("not_fetched", []), None, data.get("minutes"),
+                      sampled=data.get("sample_seed") is not None if "sample_seed" in data else None)
         return 0
     rows = read_manifest(args.manifest)
     if args.only:
@@ -365,10 +371,10 @@ def main() -> int:
         results.append(row)
         _print_row(i, len(rows), row)
         if args.json:
-            _write(args.json, results, missing, started)
-    _print_totals(results, missing, started)
+            _write(args.json, results, missing, started, args.sample_seed)
+    _print_totals(results, missing, started, sampled=args.sample_seed is not None)
     if args.json:
-        _write(args.json, results, missing, started)
+        _write(args.json, results, missing, started, args.sample_seed)
     return 0
 
 
@@ -398,8 +404,53 @@ def totals(results: list[dict]) -> dict:
     return total
 
 
-def _print_totals(results: list[dict], missing: list[str], started: float | None, minutes: float | None = None
-                  ) -> None:
+def built_share_estimate(results: list[dict], resamples: int = 2000, seed: int = 0
+                         ) -> tuple[float, float, float] | None:
+    """Built % of discovered from each repository's tried sample: sum_r discovered_r x built_r / tried_r over
+    sum_r discovered_r (a ratio estimator; unbiased in the sampling only when the tried classes are a uniform draw,
+    ``--sample-seed``), with a 95 % interval by bootstrap over repositories (repositories resampled with replacement,
+    ``resamples`` times, the 2.5th and 97.5th percentiles). Classes the builder found abstract among the tried are
+    not models: a repository's discovered count (abstract tried already left out) is scaled by its tried share of
+    non-abstract. Returns (estimate, low, high) in %, or None without a repository that ran."""
+    import random
+
+    parts = []
+    for r in results:
+        if "summary" not in r:
+            continue
+        s = r["summary"]
+        a = s.get("abstract_tried", 0)
+        drawn = s["selected"] + a
+        if not drawn:
+            parts.append((0.0, float(s["discovered"])))
+            continue
+        raw = s["discovered"] + a
+        parts.append((raw * s["built"] / drawn, raw * s["selected"] / drawn))
+    if not parts:
+        return None
+
+    def ratio(rows):
+        den = sum(d for _, d in rows)
+        return 100 * sum(b for b, _ in rows) / den if den else 0.0
+
+    rng = random.Random(seed)
+    boot = sorted(ratio([parts[rng.randrange(len(parts))] for _ in parts]) for _ in range(resamples))
+    return ratio(parts), boot[int(0.025 * (resamples - 1))], boot[int(0.975 * (resamples - 1))]
+
+
+def _estimate_line(results: list[dict], sampled: bool | None) -> str:
+    est = built_share_estimate(results)
+    if est is None:
+        return ""
+    how = ("the tried classes a uniform draw (--sample-seed)" if sampled else
+           "the tried classes NOT a random draw (the spread or the first N): biased" if sampled is False else
+           "as valid as the draw of the tried classes")
+    return (f"estimated built % of discovered (each repository's built share of its tried classes applied to its "
+            f"discovered; {how}): {est[0]:.1f} %, 95 % bootstrap interval over repositories {est[1]:.1f}-{est[2]:.1f} %")
+
+
+def _print_totals(results: list[dict], missing: list[str], started: float | None, minutes: float | None = None,
+                  sampled: bool | None = None) -> None:
     t = totals(results)
     if started is not None:
         minutes = (time.perf_counter() - started) / 60
@@ -409,6 +460,7 @@ def _print_totals(results: list[dict], missing: list[str], started: float | None
         print(f"models (build only: no conversion, no proof): {t['discovered']} discovered ({t['excluded']} abstract "
               f"bases left out), {t['selected']} tried, {t['built']} built ({_pct(t['built'], t['discovered'])} of "
               f"discovered, {_pct(t['built'], t['selected'])} of tried), {t['not_built']} not built")
+        print(_estimate_line(results, sampled))
         print(f"throughput: {t['built'] / minutes if minutes else 0:.2f} models built per minute, "
               f"{t['selected'] / minutes if minutes else 0:.2f} models tried per minute, "
               f"{t['repositories'] / minutes if minutes else 0:.2f} repositories per minute (wall clock)")
@@ -419,6 +471,7 @@ def _print_totals(results: list[dict], missing: list[str], started: float | None
     print(f"models: {t['discovered']} discovered ({t['excluded']} abstract bases left out), {t['selected']} tried, {t['built']} built "
           f"({_pct(t['built'], t['selected'])} of tried), {t['proven']} proven ({_pct(t['proven'], t['built'])} of built),"
           f" {t['diverged']} diverged, {t['ms_failed']} failed in MindSpore, {t['not_built']} not built")
+    print(_estimate_line(results, sampled))
     print(f"throughput: {t['proven'] / minutes if minutes else 0:.2f} models proven per minute, "
           f"{t['selected'] / minutes if minutes else 0:.2f} models tried per minute (wall clock)")
     print("failure classes:")
@@ -430,11 +483,12 @@ def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f} %" if b else "-"
 
 
-def _write(path: Path, results: list[dict], missing: list[str], started: float) -> None:
+def _write(path: Path, results: list[dict], missing: list[str], started: float, sample_seed: int | None = None
+           ) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     minutes = (time.perf_counter() - started) / 60
     path.write_text(json.dumps({"minutes": round(minutes, 2), "totals": totals(results), "not_fetched": missing,
-                                "repositories": results}, indent=1, default=str) + "\n")
+                                "sample_seed": sample_seed, "repositories": results}, indent=1, default=str) + "\n")
 
 
 if __name__ == "__main__":

@@ -56,13 +56,21 @@ class ProveSettings:
     max_params: int = 100_000_000  # bigger models are not built (build.MAX_PARAMS: parity on CPU takes minutes)
 
 
-def select(candidates: list, pattern: str | None, max_models: int | None, spread: bool = False) -> list:
+def select(candidates: list, pattern: str | None, max_models: int | None, spread: bool = False,
+           sample_seed: int | None = None) -> list:
     """``--models PATTERN`` (fnmatch on "path.py:Name", or a substring) and ``--max-models N`` (the first N, or with
-    ``spread`` N evenly spaced over the repository's files, as the benchmark samples)."""
+    ``spread`` N evenly spaced over the repository's files, as the benchmark samples; or with ``sample_seed`` N drawn
+    uniformly at random without replacement, ``random.Random(sample_seed)``, kept in discovery order: a sample of
+    which the built share estimates the repository's, where the spread's evenly spaced picks follow the file order)."""
     if pattern:
         candidates = [c for c in candidates if fnmatch.fnmatch(c.key, pattern) or pattern in c.key]
     if max_models is not None and 0 <= max_models < len(candidates):
-        if spread and max_models:
+        if sample_seed is not None:
+            import random
+
+            picked = sorted(random.Random(sample_seed).sample(range(len(candidates)), max_models))
+            candidates = [candidates[i] for i in picked]
+        elif spread and max_models:
             step = len(candidates) / max_models
             candidates = [candidates[int(i * step)] for i in range(max_models)]
         else:
@@ -692,11 +700,12 @@ def _containers(found: list, todo: list, src_root: Path) -> list:
 def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: int | None = None,
                  workers: int = 1, user_ctors: dict | None = None, user_inputs: dict | None = None,
                  settings: ProveSettings | None = None, progress=None, cache: bool = True,
-                 log_dir=None, spread: bool = False, before_proof=None, build_only: bool = False
-                 ) -> tuple[list[dict], dict]:
+                 log_dir=None, spread: bool = False, before_proof=None, build_only: bool = False,
+                 sample_seed: int | None = None) -> tuple[list[dict], dict]:
     """Discover, build and prove every model of ``src_root`` against its conversion in ``out_root``.
     ``build_only``: discover and build in torch only (no conversion is read, ``out_root`` may be None; no MindSpore
     side, no proof, no cache): a model built keeps the status "built" (the discovery sweep's ``--build-only``).
+    ``sample_seed``: ``max_models`` drawn uniformly at random (``select``), not the first or the spread.
     ``progress(done, total, entry)`` after each model. With ``settings.observe``, ``before_proof(facts)`` is called
     once every candidate was built in torch and before any proof, with the facts the builder recorded
     (``mindport.observed.Facts``, over every build and forward; None when it recorded nothing): migrate converts
@@ -712,7 +721,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
     files = python_files(src_root, notebooks=True)  # a notebook's models too (notebooks.py)
     excluded: list[str] = []
     found = discover(src_root, files, excluded)
-    chosen = list(select(found, pattern, max_models, spread))  # its own list: found loses abstract classes below
+    chosen = list(select(found, pattern, max_models, spread, sample_seed))  # its own list: found loses abstract classes below
     for c in chosen:
         extra = (user_inputs or {}).get(c.key)
         if extra:
@@ -770,6 +779,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
         excluded.append(c.key)  # abstract bases discover() leaves out are
         found.remove(c)
         chosen.remove(c)
+    abstract_tried = len(todo) - len([c for c in todo if c in chosen])
     todo = [c for c in todo if c in chosen]
     total = len(chosen)  # the progress counts what is tried
     for c in todo:
@@ -841,6 +851,7 @@ def prove_models(src_root, out_root, *, pattern: str | None = None, max_models: 
         _write_cache(cache_path, new)
     summary = summarize(models, len(found))
     summary["excluded"] = len(excluded)  # abstract bases: not models (scan.discover's rule)
+    summary["abstract_tried"] = abstract_tried  # of them, chosen and found abstract by the builder (in "excluded")
     summary["seconds"] = {"total": round(time.perf_counter() - t0, 2), "build": round(build_seconds, 2),
                           "prove": round(prove_seconds, 2)}
     summary["cached"] = sum(1 for m in models if m.get("cached"))
