@@ -41,7 +41,12 @@ import replaces, once, the functions of that module that assign a tensor value b
 ``...`` index with one that drops the value's statically known leading size-1 axes first (a reshape the graph
 compiles, only where there are some), then calls MindSpore's. PyNative does not use them. A bool-mask setitem whose
 value holds the masked rows, their count known only at run time (TensoRF's ``rgb[app_mask] = valid_rgbs``: "For
-'BroadcastTo' ... x_shape: {-1, 3, 1}" in MindSpore's), is a MaskedScatter there, torch's order of filling.
+'BroadcastTo' ... x_shape: {-1, 3, 1}" in MindSpore's), is a MaskedScatter there, torch's order of filling. A write through step-less slices with a bound held in a tensor (a
+KV cache's ``self.k[:, s:s + n] = x``, ``s`` the start position as a 0-d tensor) is a select over the data there, each
+sliced axis's [start, stop) a mask and the value gathered to its positions: MindSpore 2.10's own compiles one such
+write, but two Parameters written so in one graph stop in SequenceLenInferInner ("The pointer[seq_abs] is null"). A
+slice of Python ints stays MindSpore's. The converter imports this module into a file whose ``construct`` writes
+through a slice bound that may be a tensor (``mindport.migrator.imports._tensor_bound_slice_writes``).
 """
 from __future__ import annotations
 
