@@ -409,6 +409,7 @@ UNBATCHED = "mindport.runtime.unbatched"
 GRAPH_ORDER = "mindport.runtime.graph_order"
 CONTAINER_SLICES = "mindport.runtime.container_slices"
 TORCH_MEMBERS = "mindport.runtime.torch_members"
+NUMPY_INTS = "mindport.runtime.numpy_ints"
 _CONTAINERS = frozenset({"SequentialCell", "CellList"})  # MindSpore's containers whose slices renamed parameters
 _ORDER_BUILTINS = frozenset({"sorted", "reversed"})  # any call; min/max with one argument (a dict's keys)
 _EINOPS_LAYERS = {"einops.layers.torch": "mindport.runtime.einops_layers"}
@@ -434,6 +435,11 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True, observed
       (all but ``unbatched`` and ``graph_order`` do) and slices a ``SequentialCell``/``CellList`` it builds and keeps
       on ``self`` (:func:`_slices_containers`): MindSpore's slice renamed the layers' parameters (a duplicate name in
       a graph, renamed parameters in PyNative);
+    * ``import mindport.runtime.numpy_ints`` in a ``converted`` file that imports no runtime module loading it (all
+      but ``unbatched``, ``graph_order``, ``container_slices`` and ``torch_members`` do) and writes, in a
+      ``construct``, through a slice whose bound may be a tensor (:func:`_tensor_bound_slice_writes`: a KV cache's
+      ``self.k[:, s:s + n] = x``, ``s`` the start position): its graph setitem compiles such writes (MindSpore 2.10's
+      own stops at a second Parameter written so: "The pointer[seq_abs] is null");
     * ``import mindport.runtime.torch_members`` in a ``converted`` file that imports no runtime module loading it
       (all but ``unbatched``, ``graph_order`` and ``container_slices`` do) and reads a torch member name on a layer
       whose class it cannot see (``self.norm.weight`` with ``self.norm = norm``: LayerParameterNameTransform's
@@ -501,6 +507,9 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True, observed
             and not any(_runtime_module(m) and m not in (UNBATCHED, GRAPH_ORDER, CONTAINER_SLICES)
                         for m in needed | present):
         needed.add(TORCH_MEMBERS)
+    if converted and not any(_runtime_module(m) and m not in (UNBATCHED, GRAPH_ORDER, CONTAINER_SLICES, TORCH_MEMBERS)
+                             for m in needed | present) and _tensor_bound_slice_writes(module):
+        needed.add(NUMPY_INTS)
     add = [m for m in sorted(needed) if m not in present]
     modules_bound = {a.name.value for s in module.body if isinstance(s, cst.SimpleStatementLine)
                      for i in s.body if isinstance(i, cst.Import)
@@ -518,6 +527,8 @@ def finalize_runtime(module: cst.Module, rules, converted: bool = True, observed
             lines.append(parse_statement(f"import {m}  # noqa: F401  (dict keys in sorted/min/max/zip in a graph)"))
         elif m == CONTAINER_SLICES:
             lines.append(parse_statement(f"import {m}  # noqa: F401  (container slices keep parameter names)"))
+        elif m == NUMPY_INTS:
+            lines.append(parse_statement(f"import {m}  # noqa: F401  (slice writes with tensor bounds in a graph)"))
         elif m == TORCH_MEMBERS:
             lines.append(parse_statement(f"import {m}  # noqa: F401  (layers answer torch's member names)"))
         else:
@@ -680,6 +691,68 @@ def _order_builtins_in_construct(module: cst.Module) -> bool:
     finder = _Find()
     read(module, finder)
     return finder.found
+
+
+_INT_CALLS = frozenset({"len", "int", "range"})  # calls whose result is a Python int (range: a loop's item)
+_INT_MEMBERS = frozenset({"shape", "ndim", "size", "dim", "numel"})  # a tensor's sizes, ints in a graph too
+
+
+def _int_sure(node: cst.CSTNode, ints: set[str]) -> bool:
+    """Whether ``node`` is a Python int in a graph for certain: integer literals, names in ``ints``, a tensor's sizes
+    (``x.shape[1]``, ``x.size(1)``, ``x.ndim``), ``len``/``int`` calls, and arithmetic of them."""
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ints
+    if isinstance(node, cst.UnaryOperation):
+        return _int_sure(node.expression, ints)
+    if isinstance(node, cst.BinaryOperation):
+        return _int_sure(node.left, ints) and _int_sure(node.right, ints)
+    if isinstance(node, cst.Subscript):
+        return isinstance(node.value, cst.Attribute) and node.value.attr.value == "shape"
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in _INT_MEMBERS
+    if isinstance(node, cst.Call):
+        func = node.func
+        return (isinstance(func, cst.Name) and func.value in _INT_CALLS) or \
+            (isinstance(func, cst.Attribute) and func.attr.value in _INT_MEMBERS)
+    return False
+
+
+def _tensor_bound_slice_writes(module: cst.Module) -> bool:
+    """Whether a ``construct`` of the file assigns through a slice with a bound that may be a tensor: a bound that is
+    not :func:`_int_sure`, names counting as ints when every assignment of theirs before the write in the function
+    is one (``n = x.shape[1]``, ``b, n, _ = x.shape``, ``for i in range(k)``). ``self.k[:, s:s + n] = x`` with ``s``
+    an argument is one; ``x[:, :n] = 0`` with ``n = x.shape[1]`` is not (see :func:`finalize_runtime`)."""
+    for function in all_nodes(module, cst.FunctionDef):
+        if function.name.value != "construct":
+            continue
+        ints: set[str] = set()
+        unsure: set[str] = set()
+        for node in all_nodes(function, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For)):
+            if isinstance(node, cst.For):
+                targets, value = [node.target], node.iter
+            elif isinstance(node, cst.Assign):
+                targets, value = [t.target for t in node.targets], node.value
+            else:
+                targets, value = [node.target], node.value
+            for target in targets:
+                if isinstance(target, cst.Subscript) and any(
+                        isinstance(e.slice, cst.Slice) and any(
+                            b is not None and not _int_sure(b, ints - unsure)
+                            for b in (e.slice.lower, e.slice.upper))
+                        for e in target.slice):
+                    return True
+                shape_unpack = isinstance(value, cst.Attribute) and value.attr.value == "shape"
+                whole = isinstance(node, cst.For) and isinstance(value, cst.Call) and isinstance(value.func, cst.Name) \
+                    and value.func.value == "range"
+                sure = value is not None and (shape_unpack or whole or (
+                    not isinstance(node, cst.For) and _int_sure(value, ints - unsure)))
+                for name in all_nodes(target, cst.Name) if isinstance(target, (cst.Name, cst.Tuple, cst.List)) else ():
+                    (ints if sure else unsure).add(name.value)
+                    if sure:
+                        unsure.discard(name.value)
+    return False
 
 
 def _nests_scope(node: cst.CSTNode) -> bool:

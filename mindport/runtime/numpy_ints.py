@@ -41,7 +41,12 @@ import replaces, once, the functions of that module that assign a tensor value b
 ``...`` index with one that drops the value's statically known leading size-1 axes first (a reshape the graph
 compiles, only where there are some), then calls MindSpore's. PyNative does not use them. A bool-mask setitem whose
 value holds the masked rows, their count known only at run time (TensoRF's ``rgb[app_mask] = valid_rgbs``: "For
-'BroadcastTo' ... x_shape: {-1, 3, 1}" in MindSpore's), is a MaskedScatter there, torch's order of filling.
+'BroadcastTo' ... x_shape: {-1, 3, 1}" in MindSpore's), is a MaskedScatter there, torch's order of filling. A write through step-less slices with a bound held in a tensor (a
+KV cache's ``self.k[:, s:s + n] = x``, ``s`` the start position as a 0-d tensor) is a select over the data there, each
+sliced axis's [start, stop) a mask and the value gathered to its positions: MindSpore 2.10's own compiles one such
+write, but two Parameters written so in one graph stop in SequenceLenInferInner ("The pointer[seq_abs] is null"). A
+slice of Python ints stays MindSpore's. The converter imports this module into a file whose ``construct`` writes
+through a slice bound that may be a tensor (``mindport.migrator.imports._tensor_bound_slice_writes``).
 """
 from __future__ import annotations
 
@@ -265,6 +270,7 @@ from mindspore.ops import operations as _P  # noqa: E402
 from mindspore.ops.primitive import constexpr as _constexpr  # noqa: E402
 
 _masked_scatter = _P.MaskedScatter()
+_arange = mindspore.ops.arange
 
 
 @_constexpr(check=False)
@@ -293,11 +299,75 @@ _ORIGINALS = getattr(_cu, "_mindport_setitems", None) or tuple(getattr(_cu, name
 _by_tuple, _by_slice, _by_number, _by_tensor, _by_list, _by_ellipsis = _ORIGINALS
 
 
+_slice_get_item = _cu.slice_get_item
+
+
+def _tensor_bounded(index) -> bool:
+    """Is ``index`` (a slice, or a tuple of slices) one whose slices have a start or stop held in a tensor (a KV
+    cache's ``k[:, s:s + n] = x``, ``s`` a 0-d tensor) and no step? Any other item (an int, ``...``, None, a tensor
+    index) or a step leaves MindSpore's setitem (a constant while the graph compiles)."""
+    items = index if isinstance(index, tuple) else (index,)
+    found = False
+    for item in items:
+        if not isinstance(item, slice):
+            return False
+        if _slice_get_item(item, "step") is not None:
+            return False
+        if isinstance(_slice_get_item(item, "start"), Tensor) or isinstance(_slice_get_item(item, "stop"), Tensor):
+            found = True
+    return found
+
+
+def _bound(bound, default, dim):
+    """A slice bound as a 0-d int64 tensor in [0, dim], negative bounds counted from the end (torch's reading)."""
+    if bound is None:
+        bound = default
+    if isinstance(bound, Tensor):
+        bound = _F.cast(bound, mindspore.int64)
+    else:
+        bound = _F.scalar_to_tensor(bound, mindspore.int64)
+    bound = bound + _F.cast(bound < 0, mindspore.int64) * dim
+    return _F.minimum(_F.maximum(bound, _F.scalar_to_tensor(0, mindspore.int64)),
+                      _F.scalar_to_tensor(dim, mindspore.int64))
+
+
+def _setitem_by_bounds(data, index, value):
+    """``data[index] = value`` for slices with tensor bounds, as a select over the data: each sliced axis's positions
+    within [start, stop) form a mask, and a value of that axis's length is gathered to the data's positions
+    (position - start). MindSpore 2.10 compiles its own slice setitem with tensor bounds once in a graph, but two
+    such writes to two Parameters fail in SequenceLenInferInner ("The pointer[seq_abs] is null"); this form compiles
+    (shapes are the data's and the value's, constant) and is torch's assignment."""
+    items = index if isinstance(index, tuple) else (index,)
+    shape = _F.shape(data)
+    rank = len(shape)
+    value = _F.cast(value, _F.dtype(data))
+    value = _F.reshape(value, (1,) * (rank - len(_F.shape(value))) + _F.shape(value))
+    mask = None
+    for axis, item in enumerate(items):
+        dim = shape[axis]
+        start = _bound(_slice_get_item(item, "start"), 0, dim)
+        stop = _bound(_slice_get_item(item, "stop"), dim, dim)
+        positions = _arange(0, dim, 1, dtype=mindspore.int64)
+        along = (1,) * axis + (dim,) + (1,) * (rank - axis - 1)
+        inside = _F.reshape(_F.logical_and(positions >= start, positions < stop), along)
+        mask = inside if mask is None else _F.logical_and(mask, inside)
+        length = _F.shape(value)[axis]
+        if length != 1:
+            taken = _F.minimum(_F.maximum(positions - start, _F.scalar_to_tensor(0, mindspore.int64)),
+                               _F.scalar_to_tensor(length - 1, mindspore.int64))
+            value = _F.gather(value, taken, axis)
+    return _F.select(_F.broadcast_to(mask, shape), _F.broadcast_to(value, shape), data)
+
+
 def _setitem_by_tuple(data, index, value):
+    if isinstance(value, Tensor) and _tensor_bounded(index):
+        return _setitem_by_bounds(data, index, _graph_value(value))
     return _by_tuple(data, index, _graph_value(value))
 
 
 def _setitem_by_slice(data, index, value):
+    if isinstance(value, Tensor) and _tensor_bounded(index):
+        return _setitem_by_bounds(data, index, _graph_value(value))
     return _by_slice(data, index, _graph_value(value))
 
 
