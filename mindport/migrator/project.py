@@ -773,8 +773,19 @@ def _expr_kind(node, imports, known, local, params, in_module) -> str | None:
         return "python"
     if isinstance(node, ast.Name):
         return None if node.id in params else local.get(node.id)
+    if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim"):
+        return "python"  # x.shape, p.view(-1).shape: a tuple or an int, of a tensor or of an array
     if isinstance(node, ast.Subscript):
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+            return "python"  # x.shape[0]
         return "tensor" if _expr_kind(node.value, imports, known, local, params, in_module) == "tensor" else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("sum", "max", "min") \
+            and node.func.id not in known and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp)):
+        # sum([p.view(-1).shape[0] for p in self.parameters()]): the builtin over numbers is a number (over tensors a
+        # tensor: the element decides)
+        return "python" if _expr_kind(node.args[0].elt, imports, known, local, params, in_module) == "python" \
+            else None
     if isinstance(node, ast.BinOp):
         kinds = {_expr_kind(node.left, imports, known, local, params, in_module),
                  _expr_kind(node.right, imports, known, local, params, in_module)}
