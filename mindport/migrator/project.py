@@ -742,7 +742,7 @@ def _returns_of(function) -> tuple[set[str], list] | None:
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes):
         return None
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
-    return params, sorted((n for n in nodes if isinstance(n, (ast.Assign, ast.Return))),
+    return params, sorted((n for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign, ast.Return))),
                           key=lambda n: (n.lineno, n.col_offset))
 
 
@@ -757,6 +757,14 @@ def _function_return(body, imports: dict[str, str], known: dict[str, str], in_mo
     for node in statements:
         if isinstance(node, ast.Return):
             returns.append(node.value)
+        elif isinstance(node, ast.AugAssign):
+            if isinstance(node.target, ast.Name):
+                # total = 0; total += loss: the name holds what the augmented values make of it (a tensor summed
+                # into a 0 is a tensor), known only where both agree (total += loss.item() keeps a number)
+                name = node.target.id
+                kind = _expr_kind(node.value, imports, known, local, params, in_module)
+                if local.get(name) != kind:
+                    local[name] = None
         elif len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             kind = _expr_kind(node.value, imports, known, local, params, in_module)

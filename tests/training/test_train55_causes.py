@@ -160,3 +160,45 @@ def test_deterministic_switch_converts_and_the_port_tracks(tmp_path):
         [sys.executable, str(d / "main.py")], capture_output=True, text=True, cwd=d, env=child_env(OMP_NUM_THREADS="1"),
         timeout=600).stdout.splitlines() if line.startswith("strict")] for d in (src, out)]
     assert printed[0] == printed[1] == ["strict False", "strict True"], printed
+
+
+# The return kinds the check above reads now follow ``name += value``: a method summing tensors into a 0 returns a
+# tensor (still flagged when formatted without a spec), one summing ``loss.item()`` into a 0 a number (not flagged).
+ACCUMULATED_RETURNS = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 1)
+
+    def summed(self, xs):
+        acc = 0
+        for x in xs:
+            acc += self.fc(x).sum()
+        return acc / len(xs)
+
+    def summed_number(self, xs):
+        acc = 0
+        for x in xs:
+            acc += self.fc(x).sum().item()
+        return acc / len(xs)
+
+    def report(self, xs):
+        print("tensor {}".format(self.summed(xs)))
+        print("number {}".format(self.summed_number(xs)))
+'''
+
+
+def test_an_accumulated_tensor_return_is_still_a_tensor(tmp_path):
+    from mindport import convert_path
+
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "main.py").write_text(ACCUMULATED_RETURNS)
+    convert_path(src, out, jobs=1)
+    lines = (out / "main.py").read_text().splitlines()
+    assert "MP102" in next(line for line in lines if '"tensor {}"' in line)
+    assert "MP102" not in next(line for line in lines if '"number {}"' in line)
