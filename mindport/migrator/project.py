@@ -744,7 +744,7 @@ def _returns_of(function) -> tuple[set[str], list] | None:
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes):
         return None
     params = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
-    return params, sorted((n for n in nodes if isinstance(n, (ast.Assign, ast.Return))),
+    return params, sorted((n for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign, ast.Return))),
                           key=lambda n: (n.lineno, n.col_offset))
 
 
@@ -759,6 +759,14 @@ def _function_return(body, imports: dict[str, str], known: dict[str, str], in_mo
     for node in statements:
         if isinstance(node, ast.Return):
             returns.append(node.value)
+        elif isinstance(node, ast.AugAssign):
+            if isinstance(node.target, ast.Name):
+                # total = 0; total += loss: the name holds what the augmented values make of it (a tensor summed
+                # into a 0 is a tensor), known only where both agree (total += loss.item() keeps a number)
+                name = node.target.id
+                kind = _expr_kind(node.value, imports, known, local, params, in_module)
+                if local.get(name) != kind:
+                    local[name] = None
         elif len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             kind = _expr_kind(node.value, imports, known, local, params, in_module)
@@ -775,8 +783,19 @@ def _expr_kind(node, imports, known, local, params, in_module) -> str | None:
         return "python"
     if isinstance(node, ast.Name):
         return None if node.id in params else local.get(node.id)
+    if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim"):
+        return "python"  # x.shape, p.view(-1).shape: a tuple or an int, of a tensor or of an array
     if isinstance(node, ast.Subscript):
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+            return "python"  # x.shape[0]
         return "tensor" if _expr_kind(node.value, imports, known, local, params, in_module) == "tensor" else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("sum", "max", "min") \
+            and node.func.id not in known and len(node.args) == 1 and not node.keywords \
+            and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp)):
+        # sum([p.view(-1).shape[0] for p in self.parameters()]): the builtin over numbers is a number (over tensors a
+        # tensor: the element decides)
+        return "python" if _expr_kind(node.args[0].elt, imports, known, local, params, in_module) == "python" \
+            else None
     if isinstance(node, ast.BinOp):
         kinds = {_expr_kind(node.left, imports, known, local, params, in_module),
                  _expr_kind(node.right, imports, known, local, params, in_module)}

@@ -90,6 +90,17 @@ class CstScope(Scope):
             scope = scope.parent
         return "other"
 
+    def own_method(self, name: str) -> bool:
+        """``name`` is a method the enclosing class defines (a ``def`` in its body) and none of its methods assigns
+        as ``self.<name>``: ``self.<name>(...)`` calls that method, not a sub-layer."""
+        scope: Scope | None = self
+        while scope is not None:
+            attributes = getattr(scope, "attributes", None)
+            if attributes is not None:
+                return name in scope.names and name not in attributes
+            scope = scope.parent
+        return False
+
     def resolve(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of a dotted expression when its head is an import (torch's or not)."""
         if id(expr) in self.use_quals:
@@ -666,9 +677,18 @@ def value_kind(value: cst.BaseExpression, scope: Scope) -> str:
             owner = value.func.value
             if value.func.attr.value in SIZE_METHODS:
                 return "python"  # x.size(0), x.dim(), x.numel(), x.item(): Python numbers and tuples
+            if value.func.attr.value == "get_last_lr" and not value.args:
+                # a scheduler's rates: torch's list of Python floats (the port's mp_optim.get_last_lr gives the same);
+                # a project class's own get_last_lr returns what the project says
+                return returns.get("get_last_lr", "python")
             if value.func.attr.value == "numpy" and not value.args:
                 return "foreign"  # x.data.numpy(): a numpy array, whose methods (argmax(axis=1)) are numpy's
             if isinstance(owner, cst.Name) and owner.value == "self":
+                if isinstance(scope, CstScope) and scope.own_method(value.func.attr.value) \
+                        and returns.get(value.func.attr.value) == "python":
+                    # self.count_params() of the class's own method returning sum([p.view(-1).shape[0] ...]): a
+                    # number (project.return_kinds), not a sub-layer's output
+                    return "python"
                 return "tensor"  # self.layer(x) / self.helper(x) in model code: a sub-layer's output
             kind = receiver_kind(owner, scope)
             if kind == "instance":  # alphabet.copy(): the class's own method, which returns what the project says

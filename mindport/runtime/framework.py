@@ -247,6 +247,29 @@ def cuda_set_device(device) -> None:
             select_device(device)
 
 
+_deterministic = False  # what torch.use_deterministic_algorithms was last given (torch's default: off)
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False) -> None:
+    """``torch.use_deterministic_algorithms(mode, warn_only=...)``: on, MindSpore's deterministic kernels
+    (``mindspore.set_deterministic(True)``, which may be called once per process: a second call raises "can not be set
+    repeatedly", so it is called only while MindSpore's context is still off); off, nothing changes in MindSpore
+    (a computation made deterministic is one torch's non-deterministic kernels may give, so a script switching it
+    off after on computes what torch allows). The mode is kept for ``are_deterministic_algorithms_enabled``. On the
+    CPU torch's kernels give the same values either way; nothing in a static graph."""
+    global _deterministic
+    if _in_graph():
+        return
+    _deterministic = bool(mode)
+    if _deterministic and ms.get_context("deterministic") != "ON":
+        ms.set_deterministic(True)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    """``torch.are_deterministic_algorithms_enabled()``: the mode use_deterministic_algorithms was last given."""
+    return _deterministic
+
+
 def _keep_default_device(device) -> None:
     global _default_device
     text = "cpu" if device is None else str(device)
