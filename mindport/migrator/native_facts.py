@@ -6416,7 +6416,7 @@ def owned_parameters(module: cst.Module, resolve: Resolve, file: "FileFacts",
     file (its name read nowhere else, defined once, so no other module-level reference hands it on) passes, for that
     parameter, a plain local name ``v`` of the calling function that the call's own statement rebinds, ``v = f(v,
     ...)``, ``v`` in no other argument, and ``v``'s value at the call is a new tensor no other name holds
-    (:func:`_given_up`). Then an in-place update of the parameter inside the function (kuangliu's EfficientNet
+    (:func:`_given_up`); the function undecorated, with no ``*args``/``**kwargs``. Then an in-place update of the parameter inside the function (kuangliu's EfficientNet
     ``drop_connect``: ``x.div_(keep_ratio); x.mul_(mask); return x``, called ``out = drop_connect(out,
     self.drop_rate)``) is seen by no one but the function, and rebinding the parameter to the out-of-place result is
     the same program (:func:`unaliased_local_update` asks). A call from another module is not seen: the rule takes
@@ -6446,9 +6446,9 @@ def owned_parameters(module: cst.Module, resolve: Resolve, file: "FileFacts",
             refused.add(found.name.value)  # a method or nested function of that name: calls may mean it
     owned: dict[str, frozenset[str]] = {}
     for name, function in candidates.items():
-        if name in refused or name not in calls or function.params.star_arg is not None \
+        if name in refused or name not in calls or function.decorators or function.params.star_arg is not None \
                 and isinstance(function.params.star_arg, cst.Param) or function.params.star_kwarg is not None:
-            continue
+            continue  # a decorator may keep the arguments (a cache), *args/**kwargs hand them on unseen
         positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
         keyword_only = {p.name.value for p in function.params.kwonly_params}
         given = set(positional) | keyword_only

@@ -121,3 +121,31 @@ def test_callers_that_keep_the_tensor_keep_the_runtime(caller):
     """).replace("CALLER", caller)
     code = convert_source(source).code
     assert "mp_inplace.div_(x, other=keep_ratio)" in code, code
+
+
+def test_a_decorated_function_keeps_the_runtime():
+    """A decorator may keep what the function is given (a cache of its arguments): not every holder is seen."""
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+
+        def remember(f):
+            return f
+
+
+        @remember
+        def scale(x, keep_ratio):
+            x.div_(keep_ratio)
+            return x
+
+
+        class Net(nn.Module):
+            def forward(self, x):
+                out = x * 1.0
+                out = scale(out, 0.5)
+                return out
+    """)
+    code = convert_source(source).code
+    assert "mp_inplace.div_(x, other=keep_ratio)" in code, code
+    assert "ops.div(" not in code, code
