@@ -194,6 +194,13 @@ runtime's ``_layer(rank)`` construct, written into the file for the builds not s
 import. Still open among the near-free: vit/vit and t2t's ``mp_math.mean`` (native54's reasons stand),
 efficientnet_b0's ``div_``/``mul_`` on drop_connect's parameter (a cross-call unaliased fact plus ``div_``'s kept
 dtype: ``(x / k).astype(x.dtype)`` would be torch's meaning wherever torch accepts ``k``), nasnet's three.
+On native57 (session 54; from 3a7f7ef9) an in-place update of a module-level function's parameter whose every caller
+in the file gives its tensor up (``v = f(v, ...)``, ``v`` bound on every path by a new tensor no other name holds:
+native_facts.owned_parameters) rebinds the parameter to the out-of-place result cast back to its dtype, and any
+in-place entry without ``keeps_dtype`` takes that cast in TableCallTransform._unaliased_update: efficientnet_b0's
+drop_connect is ``x = ops.div(x, other=keep_ratio).astype(x.dtype)``, ``x = x.mul(mask).astype(x.dtype)``, ``--facts``
+``--only cifar/efficientnet_b0`` 2/80 -> 0/82 sites, mindport-free (wild parity rel 0.0 and GRAPH_MODE 1/1 before
+and after).
 """
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ FRESH_LAYERS = frozenset(
         "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad2d",
         "Softmax", "LogSoftmax", "GELU", "Sigmoid", "Tanh", "Softplus"))
 _LIST_ADDERS = frozenset({"append", "extend", "insert", "add_module", "register_module", "__setitem__"})
-_READS_OK = frozenset({"shape", "dtype", "ndim", "size", "dim", "numel"})  # reading these aliases nothing
+_READS_OK = frozenset({"shape", "dtype", "ndim", "size", "dim", "numel", "device"})  # reading these aliases nothing
 
 
 def inplace_switch(entry) -> bool:
@@ -6408,11 +6408,163 @@ def _literal_vector(expr, resolve: Resolve) -> bool:
         and any(_number_literal(e.value) for e in elements)
 
 
+# ----------------------------------------------------------------- parameters whose every caller gives up its tensor
+
+def owned_parameters(module: cst.Module, resolve: Resolve, file: "FileFacts",
+                     fresh_call: "Callable[[cst.BaseExpression], bool]") -> dict[str, frozenset[str]]:
+    """Module-level function name -> the parameters whose tensor no caller keeps: every call of the function in the
+    file (its name read nowhere else, defined once, so no other module-level reference hands it on) passes, for that
+    parameter, a plain local name ``v`` of the calling function that the call's own statement rebinds, ``v = f(v,
+    ...)``, ``v`` in no other argument, and ``v``'s value at the call is a new tensor no other name holds
+    (:func:`_given_up`); the function undecorated, with no ``*args``/``**kwargs``. Then an in-place update of the parameter inside the function (kuangliu's EfficientNet
+    ``drop_connect``: ``x.div_(keep_ratio); x.mul_(mask); return x``, called ``out = drop_connect(out,
+    self.drop_rate)``) is seen by no one but the function, and rebinding the parameter to the out-of-place result is
+    the same program (:func:`unaliased_local_update` asks). A call from another module is not seen: the rule takes
+    the file as the program, as the converter does."""
+    defs: dict[str, list[cst.FunctionDef]] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            defs.setdefault(stmt.name.value, []).append(stmt)
+    candidates = {name: found[0] for name, found in defs.items() if len(found) == 1}
+    if not candidates:
+        return {}
+    parents = _parents(module)
+    def_names = {id(f.name) for found in defs.values() for f in found}
+    calls: dict[str, list[cst.Call]] = {}
+    refused: set[str] = set()
+    for node in all_nodes(module, cst.Name):
+        name = node.value
+        if name not in candidates or id(node) in def_names:
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, cst.Call) and parent.func is node:
+            calls.setdefault(name, []).append(parent)
+        else:
+            refused.add(name)  # handed on, rebound, imported, or an attribute of that name: not every use is seen
+    for found in all_nodes(module, (cst.FunctionDef, cst.ClassDef)):
+        if found.name.value in candidates and candidates[found.name.value] is not found:
+            refused.add(found.name.value)  # a method or nested function of that name: calls may mean it
+    owned: dict[str, frozenset[str]] = {}
+    for name, function in candidates.items():
+        if name in refused or name not in calls or function.decorators or function.params.star_arg is not None \
+                and isinstance(function.params.star_arg, cst.Param) or function.params.star_kwarg is not None:
+            continue  # a decorator may keep the arguments (a cache), *args/**kwargs hand them on unseen
+        positional = [p.name.value for p in (*function.params.posonly_params, *function.params.params)]
+        keyword_only = {p.name.value for p in function.params.kwonly_params}
+        given = set(positional) | keyword_only
+        for call in calls[name]:
+            if any(a.star for a in call.args):
+                given = set()
+                break
+            passed: dict[str, cst.BaseExpression] = {}
+            for index, arg in enumerate(call.args):
+                if arg.keyword is None:
+                    if index < len(positional):
+                        passed[positional[index]] = arg.value
+                else:
+                    passed[arg.keyword.value] = arg.value
+            given = {p for p in given if p in passed and _given_up(call, passed[p], parents, resolve, file,
+                                                                     fresh_call)}
+            if not given:
+                break
+        if given:
+            owned[name] = frozenset(given)
+    return owned
+
+
+def _given_up(call: cst.Call, value, parents, resolve: Resolve, file: "FileFacts", fresh_call) -> bool:
+    """Is ``value`` (an argument of ``call``) a local name ``v`` of the function around the call, in no other
+    argument, that the call's statement rebinds (``v = f(v, ...)``), whose value at the call is bound by a plain
+    statement ``v = <new tensor>`` that reaches it on every path (the nearest earlier statement of the call's block,
+    or of a block around it, that names ``v`` at all; only ``if``/``else`` blocks in between, whose tests do not
+    name ``v``, no loop), with no statement in between naming ``v``? A new tensor: an operator's result, the call of
+    a layer attribute of the class every assignment of which gives a new tensor (:func:`layer_gives_new`; a class
+    the file does not subclass), or a call ``fresh_call`` accepts. ``v`` no parameter, not global/nonlocal, named in
+    no nested function or lambda of the caller."""
+    if not isinstance(value, cst.Name):
+        return False
+    var = value.value
+    if sum(1 for a in call.args for n in all_nodes(a.value, cst.Name) if n.value == var) != 1:
+        return False
+    assign = parents.get(id(call))
+    line = parents.get(id(assign))
+    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
+            and isinstance(assign.targets[0].target, cst.Name) and assign.targets[0].target.value == var
+            and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
+        return False
+    function, cls, node = None, None, line
+    while node is not None:
+        node = parents.get(id(node))
+        if isinstance(node, (cst.Lambda, cst.FunctionDef)) and function is None:
+            if not isinstance(node, cst.FunctionDef):
+                return False
+            function = node
+        elif isinstance(node, cst.ClassDef) and function is not None:
+            cls = node
+            break
+    if function is None:
+        return False
+    params = function.params
+    if var in {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)} \
+            or var in {p.name.value for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)}:
+        return False
+    if any(var in [n.name.value for n in g.names] for g in all_nodes(function, (cst.Global, cst.Nonlocal))):
+        return False
+    for inner in all_nodes(function.body, (cst.FunctionDef, cst.Lambda)):
+        if any(n.value == var for n in all_nodes(inner, cst.Name)):
+            return False
+    bound = None
+    stmt = line
+    while bound is None:
+        block = parents.get(id(stmt))
+        if not isinstance(block, cst.IndentedBlock):
+            return False
+        siblings = list(block.body)
+        for earlier in reversed(siblings[:siblings.index(stmt)]):
+            if not any(n.value == var for n in all_nodes(earlier, cst.Name)):
+                continue
+            if isinstance(earlier, cst.SimpleStatementLine) and len(earlier.body) == 1 \
+                    and isinstance(earlier.body[0], cst.Assign) and len(earlier.body[0].targets) == 1 \
+                    and isinstance(earlier.body[0].targets[0].target, cst.Name) \
+                    and earlier.body[0].targets[0].target.value == var:
+                bound = earlier.body[0].value
+                break
+            return False  # read (perhaps kept) or bound otherwise in between
+        if bound is not None:
+            break
+        owner = parents.get(id(block))
+        if owner is function:
+            return False  # no binding before: unbound, or the function's own name of an outer value
+        if isinstance(owner, cst.Else):
+            owner = parents.get(id(owner))
+            while isinstance(parents.get(id(owner)), cst.If) and parents.get(id(owner)).orelse is owner:
+                owner = parents.get(id(owner))  # elif: the chain's first if is the statement
+        elif isinstance(owner, cst.If):
+            while isinstance(parents.get(id(owner)), cst.If) and parents.get(id(owner)).orelse is owner:
+                owner = parents.get(id(owner))
+        if not isinstance(owner, cst.If):
+            return False  # a loop (an earlier pass's alias), with, try, match: refused
+        for test_of in [owner, *(o for o in all_nodes(owner, cst.If))]:
+            if any(n.value == var for n in all_nodes(test_of.test, cst.Name)):
+                return False
+        stmt = owner
+    if isinstance(bound, cst.BinaryOperation) or (isinstance(bound, cst.UnaryOperation)
+                                                   and not isinstance(bound.operator, cst.Not)):
+        return True
+    if isinstance(bound, cst.Call) and _self_attr(bound.func) and cls is not None \
+            and cls.name.value not in file.subclassed:
+        built = class_float_layers(cls, file.appended | file.named | file.foreign).get(bound.func.attr.value, [])
+        if built and all(layer_gives_new(c, resolve) for c in built):
+            return True
+    return fresh_call(bound)
+
+
 # ------------------------------------------------------------------------- in-place updates of unaliased locals
 
 def unaliased_local_update(function: "cst.FunctionDef | None", call: "cst.Call | cst.AugAssign", name: str,
                            fresh: Callable[[cst.BaseExpression], bool],
-                           consumer: "Callable[[cst.Call], bool] | None" = None) -> bool:
+                           consumer: "Callable[[cst.Call], bool] | None" = None,
+                           owned: frozenset[str] = frozenset()) -> bool:
     """Does the in-place method call ``name.m_(...)`` (a whole statement of ``function``), or the augmented
     assignment ``name += e`` (``-=``, ``*=``, ``/=``: :func:`unshared_augmented`), update a tensor no other
     name or object holds, so that rebinding ``name`` to the out-of-place result is the same program? Every binding of
@@ -6423,8 +6575,11 @@ def unaliased_local_update(function: "cst.FunctionDef | None", call: "cst.Call |
     the same object); and every read of ``name`` before the update (and in the call's own arguments) keeps no
     reference to it: an operand, ``name += y``, ``name.shape``/``.size()``/``.dim()`` and the like, and an
     argument of a call ``consumer`` accepts (one whose result is a new tensor holding none of its
-    inputs: ``self.bn2(out)`` of a BatchNorm2d layer). Reads after the call read the rebound name, as torch's read
-    the updated object."""
+    inputs: ``self.bn2(out)`` of a BatchNorm2d layer), or the receiver of an earlier in-place method called as a
+    statement (``x.div_(r)`` before ``x.mul_(m)``: its result is dropped). Reads after the call read the rebound name,
+    as torch's read the updated object. A parameter in ``owned`` (:func:`owned_parameters`: every caller gives its
+    tensor up, ``out = drop_connect(out, p)``) is bound to a new tensor on entry: no other binding is needed, and every
+    read is checked."""
     if function is None:
         return False
     params = {p.name.value for p in (*function.params.posonly_params, *function.params.params,
@@ -6434,7 +6589,7 @@ def unaliased_local_update(function: "cst.FunctionDef | None", call: "cst.Call |
         return False
     parents = _function_parents(function)
     argument_until = -1  # reads before this position read the parameter's own value, which never reaches the call
-    if name in params:
+    if name in params and name not in owned:
         argument_until = _argument_never_reaches(function, call, name, fresh, parents)
         if argument_until is None:
             return False
@@ -6443,7 +6598,7 @@ def unaliased_local_update(function: "cst.FunctionDef | None", call: "cst.Call |
     if isinstance(call, cst.AugAssign) and loop is not None:
         return False  # unshared_augmented's rule: an update in no loop
     bindings = order.bindings(name)
-    if not bindings or any(value is None or not fresh(value) for value in bindings):
+    if not (bindings or name in owned) or any(value is None or not fresh(value) for value in bindings):
         return False
     receiver = call.target if isinstance(call, cst.AugAssign) else call.func.value
     call_pos, call_stmt = order.position(call), order.statement_of(call)
@@ -6460,9 +6615,17 @@ def unaliased_local_update(function: "cst.FunctionDef | None", call: "cst.Call |
                 or (isinstance(parent, cst.Attribute) and parent.value is read and parent.attr.value in NEW_RESULT_METHODS
                     and isinstance(grand, cst.Call) and grand.func is parent)
                 or (consumer is not None and isinstance(parent, cst.Arg) and parent.keyword is None
-                    and not parent.star and isinstance(grand, cst.Call) and consumer(grand))):
+                    and not parent.star and isinstance(grand, cst.Call) and consumer(grand))
+                or (isinstance(parent, cst.Attribute) and parent.value is read and isinstance(grand, cst.Call)
+                    and grand.func is parent and _inplace_name(parent.attr.value)
+                    and isinstance(parents.get(id(grand)), cst.Expr))):
             return False  # handed on (y = x, f(x), lst.append(x)), or a view (x.view(...), x[i])
     return True
+
+
+def _inplace_name(method: str) -> bool:
+    """``div_``, ``masked_fill_``: an in-place method's name (not a dunder)."""
+    return method.endswith("_") and not method.endswith("__") and not method.startswith("_")
 
 
 # tensor methods whose result is a new tensor holding no reference to the receiver, in torch (never a view, never the

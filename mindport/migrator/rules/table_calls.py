@@ -38,6 +38,7 @@ from mindport.migrator.native_facts import (
     absorbed_reduction,
     nonempty_last_extent,
     unaliased_local_update,
+    owned_parameters,
     loop_index,
     new_result_call,
     function_parents,
@@ -913,6 +914,8 @@ class TableCallTransform(Rule):
         self._indices_calls: set[int] = set()  # topk calls made MindSpore's whose indices are read: cast to int64
         self._statement_calls: set[int] = set()  # calls that are a whole expression statement (original nodes)
         self._local_rebinds: set[int] = set()  # of those, updates of an unaliased local: name = <out of place>
+        self._owned_params: dict[str, frozenset[str]] = {}  # native_facts.owned_parameters
+        self._recast: set[int] = set()  # of those, out-of-place results cast back to the receiver's dtype
         self._indexed_updates: dict[int, cst.Subscript] = {}  # such a call's in-place update of an indexed view
         self._view_updates: dict[int, ViewChain] = {}  # an in-place call through torch views (narrow, diagonal ...)
 
@@ -922,6 +925,9 @@ class TableCallTransform(Rule):
         self._own_outputs = OwnOutputs(node, self.scope.resolve_torch, frozenset(INT_TO_FLOAT), self.scope.resolve,
                                         self._file_facts.appended | self._file_facts.named | self._file_facts.foreign)
         self._empty_attributes = empty_attributes(node, self.ctx.module_scope.resolve_torch)
+        # module-level functions' parameters whose every caller in the file gives its tensor up (v = f(v, ...))
+        self._owned_params = owned_parameters(node, self.ctx.module_scope.resolve_torch, self._file_facts,
+                                              lambda value: _fresh_receiver(value, self.ctx.module_scope.resolve_torch))
         self._flow = ValueFlow(node)
         self._module, self._loads_arrays = node, None  # _strict_name: an array package loaded by a call, found once
         # kernel_size=[1, 1] handed to a class
@@ -1042,8 +1048,13 @@ class TableCallTransform(Rule):
         view = self._indexed_updates.pop(id(original_node.value), None)
         if id(original_node.value) in self._local_rebinds and isinstance(original_node.value.func, cst.Attribute):
             self._local_rebinds.discard(id(original_node.value))  # score.masked_fill_(m, v) of an unaliased local
+            value = updated_node.value
+            if id(original_node.value) in self._recast:  # x = x.div(r).astype(x.dtype): the in-place call's dtype
+                self._recast.discard(id(original_node.value))
+                value = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("astype")), args=[cst.Arg(
+                    cst.Attribute(value=original_node.value.func.value, attr=cst.Name("dtype")))])
             return cst.Assign(targets=[cst.AssignTarget(target=original_node.value.func.value)],
-                              value=updated_node.value, semicolon=updated_node.semicolon)
+                              value=value, semicolon=updated_node.semicolon)
         if view is None:
             return self._rebound_update(updated_node)
         call = updated_node.value  # the view as the rules left it: the receiver, or the runtime function's input
@@ -2363,7 +2374,8 @@ class TableCallTransform(Rule):
         def fresh(value) -> bool:
             return isinstance(value, cst.BinaryOperation) or _fresh_receiver(value, resolve)
 
-        if not unaliased_local_update(self._functions[-1], original, func.value.value, fresh):
+        if not unaliased_local_update(self._functions[-1], original, func.value.value, fresh,
+                                      owned=self._owned()):
             return None
         receiver = updated.func.value
         probability = args[0].value if args else cst.Float(default)
@@ -2442,7 +2454,7 @@ class TableCallTransform(Rule):
             return None
         inplace = self.ctx.registry.lookup(f"torch.Tensor.{name}")
         plain = self.ctx.registry.lookup(f"torch.Tensor.{name[:-1]}")
-        if inplace is None or not inplace.keeps_dtype or plain is None or plain.kind != "method" \
+        if inplace is None or inplace.kind != "method" or plain is None or plain.kind != "method" \
                 or not plain.supported or not _same_arguments(plain, inplace, call):
             return None
         resolve = self.scope.resolve_torch
@@ -2451,10 +2463,19 @@ class TableCallTransform(Rule):
             return isinstance(value, cst.BinaryOperation) or _fresh_receiver(value, resolve) \
                 or new_result_call(value) and resolve(value.func) is None  # x.sum(dim=d, keepdim=True): a new tensor
 
-        if not unaliased_local_update(self._functions[-1], call, func.value.value, fresh):
+        if not unaliased_local_update(self._functions[-1], call, func.value.value, fresh, owned=self._owned()):
             return None
         self._local_rebinds.add(id(call))
+        if not inplace.keeps_dtype:
+            self._recast.add(id(call))  # x.div_(r) keeps x's dtype, x.div(r) may promote: cast back
         return plain
+
+    def _owned(self) -> frozenset[str]:
+        """The current function's parameters whose every caller gives its tensor up (native_facts.owned_parameters):
+        a module-level function only."""
+        if len(self._functions) != 1 or self._class_nodes:
+            return frozenset()
+        return self._owned_params.get(self._functions[0].name.value, frozenset())
 
     def _new_object(self, expr) -> bool:
         """An expression whose value is a tensor object of its own, whatever data it shares: an operator's result,
