@@ -6411,7 +6411,8 @@ def _literal_vector(expr, resolve: Resolve) -> bool:
 # ----------------------------------------------------------------- parameters whose every caller gives up its tensor
 
 def owned_parameters(module: cst.Module, resolve: Resolve, file: "FileFacts",
-                     fresh_call: "Callable[[cst.BaseExpression], bool]") -> dict[str, frozenset[str]]:
+                     fresh_call: "Callable[[cst.BaseExpression], bool]",
+                     imported: frozenset[str] = frozenset()) -> dict[str, frozenset[str]]:
     """Module-level function name -> the parameters whose tensor no caller keeps: every call of the function in the
     file (its name read nowhere else, defined once, so no other module-level reference hands it on) passes, for that
     parameter, a plain local name ``v`` of the calling function that the call's own statement rebinds, ``v = f(v,
@@ -6419,13 +6420,14 @@ def owned_parameters(module: cst.Module, resolve: Resolve, file: "FileFacts",
     (:func:`_given_up`); the function undecorated, with no ``*args``/``**kwargs``. Then an in-place update of the parameter inside the function (kuangliu's EfficientNet
     ``drop_connect``: ``x.div_(keep_ratio); x.mul_(mask); return x``, called ``out = drop_connect(out,
     self.drop_rate)``) is seen by no one but the function, and rebinding the parameter to the out-of-place result is
-    the same program (:func:`unaliased_local_update` asks). A call from another module is not seen: the rule takes
-    the file as the program, as the converter does."""
+    the same program (:func:`unaliased_local_update` asks). A function another file of the project imports by its
+    name (``imported``: project.imported_names, the names imported from any module of the project) may be called
+    there with a tensor its caller keeps: refused."""
     defs: dict[str, list[cst.FunctionDef]] = {}
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef):
             defs.setdefault(stmt.name.value, []).append(stmt)
-    candidates = {name: found[0] for name, found in defs.items() if len(found) == 1}
+    candidates = {name: found[0] for name, found in defs.items() if len(found) == 1 and name not in imported}
     if not candidates:
         return {}
     parents = _parents(module)

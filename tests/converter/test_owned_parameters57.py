@@ -149,3 +149,12 @@ def test_a_decorated_function_keeps_the_runtime():
     code = convert_source(source).code
     assert "mp_inplace.div_(x, other=keep_ratio)" in code, code
     assert "ops.div(" not in code, code
+
+
+def test_a_function_other_files_import_keeps_the_runtime():
+    """Another file of the project imports drop_connect by name (project.imported_names): its calls there are not
+    seen, and a caller there may keep the tensor it passes, so the parameter is not given up."""
+    code = convert_source(SOURCE, imported_names=frozenset({"drop_connect"})).code
+    drop = code.split("def drop_connect")[1].split("\ndef ")[0]
+    assert "mp_inplace.div_(x, other=keep_ratio)" in drop and "mp_inplace.mul_(x, other=mask)" in drop, drop
+    assert "x = x.mul(gate).astype(x.dtype)" in code, code  # scale_connect is imported nowhere: still native

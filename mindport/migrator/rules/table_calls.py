@@ -927,7 +927,8 @@ class TableCallTransform(Rule):
         self._empty_attributes = empty_attributes(node, self.ctx.module_scope.resolve_torch)
         # module-level functions' parameters whose every caller in the file gives its tensor up (v = f(v, ...))
         self._owned_params = owned_parameters(node, self.ctx.module_scope.resolve_torch, self._file_facts,
-                                              lambda value: _fresh_receiver(value, self.ctx.module_scope.resolve_torch))
+                                              lambda value: _fresh_receiver(value, self.ctx.module_scope.resolve_torch),
+                                              self.ctx.options.imported_names)
         self._flow = ValueFlow(node)
         self._module, self._loads_arrays = node, None  # _strict_name: an array package loaded by a call, found once
         # kernel_size=[1, 1] handed to a class
