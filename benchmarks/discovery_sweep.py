@@ -193,22 +193,41 @@ def conversion_plan(src: Path, rels: list[str], files: list[str], cap: int) -> t
     """The files to convert for the chosen models' files ``rels``: each one with every project file it imports and
     their packages' ``__init__.py``; a model file whose closure is over ``cap`` files (0: no cap) is left out and
     returned with its count (microsoft/LoRA's models under its copy of transformers import the package's
-    ``__init__``, which imports 364 files: 31+ minutes of conversion for one repository)."""
+    ``__init__``, which imports 364 files: 31+ minutes of conversion for one repository).
+    With each model file come the files that import it directly (its users) and what they import, when that stays
+    within ``cap``: the builder takes a constructor from the repository's own calls (its users'), and the text it
+    records names the objects built there by their modules (``Encoder([EncoderLayer(__import__('layers.
+    AutoCorrelation', ...).AutoCorrelationLayer(...))])``, thuml/Autoformer). A module the model file itself never
+    imports was left unconverted, the MindSpore side's import of it found no file and ``--stub-missing`` gave a
+    stand-in layer without parameters: "torch tensors unmatched: attn_layers.0.attention.query_projection.weight"
+    (Autoformer ``Encoder``, FEDformer ``DecoderLayer``: weights that never map, in the sweep only; migrate converts
+    every file)."""
     from mindport.discovery.scan import imported_files
 
     needed: set[str] = set()
     over_cap: dict[str, int] = {}
     trees: dict = {}
-    for rel in dict.fromkeys(rels):
-        closure = set(imported_files(src, [rel], files, trees))
+    direct: dict[str, set[str]] = {}
+
+    def with_packages(closure: set[str]) -> set[str]:
         for f in list(closure):
             parts = f.split("/")[:-1]
             closure |= {"/".join(parts[:i] + ["__init__.py"]) for i in range(1, len(parts) + 1)}
-        closure = {f for f in closure if (src / f).is_file()}
+        return {f for f in closure if (src / f).is_file()}
+
+    for rel in dict.fromkeys(rels):
+        closure = with_packages(set(imported_files(src, [rel], files, trees)))
         if cap and len(closure) > cap:
             over_cap[rel] = len(closure)
-        else:
-            needed |= closure
+            continue
+        needed |= closure
+        for f in files:
+            if f not in direct:
+                direct[f] = set(imported_files(src, [f], files, trees, hops=1)) - {f}
+        users = [f for f in files if rel in direct[f]]
+        used = with_packages(set(imported_files(src, users, files, trees))) if users else set()
+        if not cap or len(closure | used) <= cap:
+            needed |= used
     return needed, over_cap
 
 

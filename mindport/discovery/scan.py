@@ -2824,9 +2824,10 @@ def _from_module(node: ast.ImportFrom, package: str) -> str:
     return base
 
 
-def imported_files(root: Path, rels, files: list[str], cache: dict | None = None) -> list[str]:
+def imported_files(root: Path, rels, files: list[str], cache: dict | None = None, hops: int | None = None) -> list[str]:
     """The files ``rels`` and every project file they import, transitively (``import a.b``, ``from .x import y``,
-    a package's ``__init__.py`` on the way), read with ``ast``; in visiting order."""
+    a package's ``__init__.py`` on the way), read with ``ast``; in visiting order. ``hops``: only the files at most
+    that many imports away (1: the files ``rels`` import themselves; exact for 1, a bound past it)."""
     modules = {}
     for f in files:
         if not f.endswith(".py"):
@@ -2837,12 +2838,14 @@ def imported_files(root: Path, rels, files: list[str], cache: dict | None = None
         for i in range(len(parts)):
             modules.setdefault(".".join(parts[i:]), f)
     seen: list[str] = []
-    stack = list(reversed(list(rels)))
+    stack = [(rel, 0) for rel in reversed(list(rels))]
     while stack:
-        cur = stack.pop()
+        cur, depth = stack.pop()
         if cur in seen:
             continue
         seen.append(cur)
+        if hops is not None and depth >= hops:
+            continue
         tree = (cache or {}).get(cur)
         if tree is None:
             try:
@@ -2866,7 +2869,7 @@ def imported_files(root: Path, rels, files: list[str], cache: dict | None = None
                 parts = name.split(".")
                 for i in range(1, len(parts) + 1):  # the packages on the way: their __init__.py runs too
                     if ".".join(parts[:i]) in modules:
-                        stack.append(modules[".".join(parts[:i])])
+                        stack.append((modules[".".join(parts[:i])], depth + 1))
     return seen
 
 
