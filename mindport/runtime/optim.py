@@ -26,7 +26,7 @@ from mindspore.experimental.optim.lr_scheduler import LRScheduler as _LRSchedule
 from mindspore.experimental.optim.lr_scheduler import MultiStepLR as _MultiStepLR
 from mindport.runtime import unbatched  # noqa: F401 - MindSpore's layers take torch's unbatched inputs
 
-__all__ = ["Adam", "OneCycleLR", "Optimizer", "SGD", "live_gradients", "set_grads", "distinct_names", "load_state_dict", "set_group", "state_dict", "update_group"]
+__all__ = ["Adam", "OneCycleLR", "Optimizer", "SGD", "leaf_parameter", "live_gradients", "set_grads", "distinct_names", "load_state_dict", "set_group", "state_dict", "update_group"]
 
 
 class Adam(_AdamW):
@@ -202,6 +202,16 @@ def distinct_names(params):
             taken.add(param.name)
         kept.add(param.name)
     return groups if groups is not None else params
+
+
+def leaf_parameter(value, name: str) -> Parameter:
+    """A module's tensor torch makes a leaf (``self.log_alpha = torch.tensor(..)``, ``.requires_grad = True``) and
+    an optimizer updates: a Parameter (the only thing a MindSpore optimizer updates), held by the attribute itself so
+    that the loss reads what the optimizer writes. torch registers no parameter for it (it is in no ``state_dict``):
+    marked ``_mp_unregistered``, the weight map expects no torch value for it, as torch's loading leaves it alone."""
+    param = value if isinstance(value, Parameter) else Parameter(value, name=name, requires_grad=True)
+    param._mp_unregistered = True
+    return param
 
 
 def _held(value):

@@ -1342,6 +1342,7 @@ class TrainingLoopRule(Rule):
         self._loop_original: cst.For | None = None  # the loop _rewrite is working on, as the source wrote it
         self._param_vars: list[set[str]] = []  # per enclosing for: its targets when it iterates over parameters
         self._optimized: set[str] = set()  # names read in an optimizer's params argument
+        self._optimized_attrs: set[str] = set()  # self.X listed in an optimizer's params (optim.Adam([self.X]))
         self._functions: set[str] = set()  # functions the file defines (no model: no set_train)
         # module-level functions -> (positions, names) of the parameters they call zero_grad() on
         self._resetting: dict[str, tuple[set[int], set[str]]] = {}
@@ -1493,6 +1494,10 @@ class TrainingLoopRule(Rule):
             qual = self.scope.resolve_torch(call.func) or ""
             if qual.startswith("torch.optim.") and ".lr_scheduler." not in qual and call.args:
                 self._optimized.update(_names([call.args[0].value]).reads)
+                if isinstance(call.args[0].value, (cst.List, cst.Tuple)):
+                    self._optimized_attrs.update(
+                        d for e in call.args[0].value.elements if isinstance(e, cst.Element)
+                        and isinstance(e.value, cst.Attribute) and (d := dotted_name(e.value) or "").startswith("self."))
         # ... also through a list named first (params = [W1, b1, W2, b2]; torch.optim.SGD(params, lr=1.0))
         lists = [(names, a.value) for a in all_nodes(node, cst.Assign)
                  if isinstance(a.value, (cst.List, cst.Tuple))
@@ -1536,6 +1541,8 @@ class TrainingLoopRule(Rule):
         if len(original_node.targets) == 1 and self._group_item(original_node.targets[0].target) is not None \
                 and isinstance(updated_node.targets[0].target, cst.Subscript):
             return self._set_group(updated_node.targets[0].target, code_of(updated_node.value))
+        if self._optimized_attrs and (made := self._attribute_leaf(original_node, updated_node)) is not None:
+            return made
         names = [n for t in original_node.targets for n in target_names(t.target)]
         if id(original_node) in self._leaf_flags and (flag := _leaf_flag(original_node)) in self._global_leaves:
             self.ctx.converted_sites += 1  # w.requires_grad = True on a leaf a function reads: w a Parameter
@@ -1549,6 +1556,33 @@ class TrainingLoopRule(Rule):
         ms = self.ctx.alias_for("mindspore")
         return updated_node.with_changes(value=parse_expression(
             f"{ms}.Parameter({code_of(updated_node.value)}, name={names[0]!r})"))
+
+    def _attribute_leaf(self, original_node, updated_node):
+        """A module's tensor made a leaf on ``self`` and handed to an optimizer (minimalRL's SAC: ``self.log_alpha =
+        torch.tensor(..)``, ``self.log_alpha.requires_grad = True``, ``optim.Adam([self.log_alpha])``): a MindSpore
+        optimizer takes only Parameters (MindSpore's own TypeError otherwise: "can only concatenate str (not
+        "_TensorMeta") to str"), and one made from a copy would leave the attribute the loss reads unchanged. The
+        attribute becomes the Parameter (``mindport.runtime.optim.leaf_parameter``: torch registers none, so the
+        weight map expects no torch value for it). None when the statement is not such a site."""
+        if len(original_node.targets) != 1:
+            return None
+        target = original_node.targets[0].target
+        if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad" \
+                and isinstance(original_node.value, cst.Name) and original_node.value.value == "True" \
+                and (owner := dotted_name(target.value)) in self._optimized_attrs:
+            value, where = owner, updated_node.targets[0].target.value
+        elif isinstance(target, cst.Attribute) and dotted_name(target) in self._optimized_attrs \
+                and _makes_leaf(original_node.value, self.scope) and not (
+                    isinstance(original_node.value, cst.Call) and (self.scope.resolve_torch(original_node.value.func)
+                                                                   or "").endswith(".Parameter")):
+            owner, value, where = dotted_name(target), code_of(updated_node.value), updated_node.targets[0].target
+        else:
+            return None
+        self.ctx.converted_sites += 1
+        optim = self.ctx.alias_for("mindport.runtime.optim")
+        name = owner.rsplit(".", 1)[-1]
+        return cst.Assign(targets=[cst.AssignTarget(where)],
+                          value=parse_expression(f"{optim}.leaf_parameter({value}, {name!r})"))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
