@@ -151,6 +151,8 @@ class MindSporeSide:
         except MigrationError as exc:  # InputError too: an unreadable checkpoint
             return {"info": {"source": source, "ok": False, "error": exc.message}, "diagnostics": list(exc.diagnostics),
                     "plan": [], "mapping": {}}
+        if state is not None and rep.unexpected and not rep.missing:
+            _drop_aliases(rep, state)
         info = {"source": source, "ok": rep.ok, "transferred": len(rep.mapping), "missing": list(rep.missing),
                 "unexpected": list(rep.unexpected), "dropped": list(rep.dropped)}
         if save is not None and rep.ok:
@@ -404,3 +406,33 @@ class MindSporeSide:
             out.append({"path": path, "ms_class": type(sub).__name__, "torch_class": torch_class,
                         "torch_api": entry.torch if entry is not None else "", "params": params})
         return out
+
+
+def _drop_aliases(rep, state: dict) -> None:
+    """Torch keys that matched nothing and hold exactly a placed key's tensor: the one Parameter under a second name
+    of torch's state (awd-lstm-lm's WeightDrop sets ``F.dropout(raw, training=False)``, the ``weight_hh_l0_raw``
+    Parameter itself, back as ``weight_hh_l0``: after an eval forward the module registers it under both). Only the
+    proof, which holds the torch model's values, can tell: the weight plan reads shapes. Dropped with a note when
+    every MindSpore parameter was filled; a key of values no placed key has stays unexpected."""
+    from mindport.errors import Diagnostic
+
+    placed = {}
+    for key in rep.mapping:
+        value = np.asarray(state.get(key)) if key in state else None
+        if value is not None and value.size > 1:  # one number proves nothing (a scalar 0, a 1-element bias)
+            placed.setdefault((value.shape, value.dtype.str), []).append((key, value))
+    aliases = {}
+    for key in rep.unexpected:
+        value = np.asarray(state[key]) if key in state else None
+        if value is None or value.size <= 1:
+            continue
+        twin = next((k for k, v in placed.get((value.shape, value.dtype.str), []) if np.array_equal(v, value)), None)
+        if twin is not None:
+            aliases[key] = twin
+    if not aliases:
+        return
+    rep.unexpected = [k for k in rep.unexpected if k not in aliases]
+    rep.dropped = [*rep.dropped, *aliases]
+    rep.diagnostics = [d for d in rep.diagnostics if not (d.code == "MP301" and d.api in aliases)] + [
+        Diagnostic("MP304", f"torch key {key} holds the same values as {twin} (one tensor under two names of torch's "
+                            f"state): not moved twice", api=key, severity="info") for key, twin in aliases.items()]
