@@ -204,13 +204,19 @@ def distinct_names(params):
     return groups if groups is not None else params
 
 
-def leaf_parameter(value, name: str) -> Parameter:
-    """A module's tensor torch makes a leaf (``self.log_alpha = torch.tensor(..)``, ``.requires_grad = True``) and
-    an optimizer updates: a Parameter (the only thing a MindSpore optimizer updates), held by the attribute itself so
-    that the loss reads what the optimizer writes. torch registers no parameter for it (it is in no ``state_dict``):
-    marked ``_mp_unregistered``, the weight map expects no torch value for it, as torch's loading leaves it alone."""
+def leaf_parameter(owner, name: str, value) -> Parameter:
+    """``owner.<name>``, a tensor torch makes a leaf (``self.log_alpha = torch.tensor(..)``, ``.requires_grad =
+    True``) that an optimizer updates: a Parameter (the only thing a MindSpore optimizer updates), held by the attribute
+    itself so that the loss reads what the optimizer writes, and returned. torch registers no parameter for it: it is
+    in no ``parameters()`` and no ``state_dict``, so a Cell owner holds it as a plain attribute (not registered: an
+    optimizer over the whole model built later, ``Adam(model.parameters())``, leaves it to its own optimizer as torch
+    does; a checkpoint leaves it out), marked ``_mp_unregistered`` for the weight map."""
     param = value if isinstance(value, Parameter) else Parameter(value, name=name, requires_grad=True)
     param._mp_unregistered = True
+    if isinstance(owner, ms.nn.Cell):
+        object.__setattr__(owner, name, param)  # Cell.__setattr__ would register it among the Cell's parameters
+    else:
+        setattr(owner, name, param)
     return param
 
 

@@ -1562,8 +1562,9 @@ class TrainingLoopRule(Rule):
         torch.tensor(..)``, ``self.log_alpha.requires_grad = True``, ``optim.Adam([self.log_alpha])``): a MindSpore
         optimizer takes only Parameters (MindSpore's own TypeError otherwise: "can only concatenate str (not
         "_TensorMeta") to str"), and one made from a copy would leave the attribute the loss reads unchanged. The
-        attribute becomes the Parameter (``mindport.runtime.optim.leaf_parameter``: torch registers none, so the
-        weight map expects no torch value for it). None when the statement is not such a site."""
+        attribute becomes the Parameter (``mindport.runtime.optim.leaf_parameter(self, name, value)``, held unregistered:
+        torch registers none, so ``parameters()`` and the weight map leave it out as torch's do). None when the
+        statement is not such a site."""
         if len(original_node.targets) != 1:
             return None
         target = original_node.targets[0].target
@@ -1581,8 +1582,8 @@ class TrainingLoopRule(Rule):
         self.ctx.converted_sites += 1
         optim = self.ctx.alias_for("mindport.runtime.optim")
         name = owner.rsplit(".", 1)[-1]
-        return cst.Assign(targets=[cst.AssignTarget(where)],
-                          value=parse_expression(f"{optim}.leaf_parameter({value}, {name!r})"))
+        holder = code_of(where.value) if isinstance(where, cst.Attribute) else "self"
+        return cst.Expr(parse_expression(f"{optim}.leaf_parameter({holder}, {name!r}, {value})"))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scope_nodes[id(self.scope)] = node  # the runner has entered the function's scope
