@@ -242,20 +242,35 @@ def _build_pair(t_mod, m_mod, train: bool, t_args=(), m_args=(), part=lambda mod
     return t_model, m_model
 
 
+def _torch_run(t_mod, t_args):
+    """The torch program's ``run(*t_args)`` under no_grad, torch's process-wide state as it found it: a program may
+    change it (``torch.set_default_device`` pushes a TorchFunctionMode that stays on the stack; ``set_default_dtype``),
+    and every later torch call of the process would run under it (torch 2.13's ``F.l1_loss`` drops ``weight=``
+    whenever any such mode is active: the full suite's worker failed test_weighted_losses after this entry's proof)."""
+    import torch
+
+    dtype = torch.get_default_dtype()
+    modes = len(torch.overrides._get_current_function_mode_stack())
+    try:
+        with torch.no_grad():
+            return t_mod.run(*t_args)
+    finally:
+        if len(torch.overrides._get_current_function_mode_stack()) > modes:
+            torch.set_default_device(None)  # the default device's mode goes; none was there before
+        torch.set_default_dtype(dtype)
+
+
 def _run_program(t_mod, m_mod, arrays, t_val, m_val, example):
     """A program example: ``run(*inputs)``, or ``run(model, *inputs)`` when the program defines ``build()`` (the
     torch model's weights reach the Cell through the weight rules; both run in inference mode unless ``train``).
     Returns (torch output, the MindSpore function, its arguments)."""
-    import torch
-
     t_args = [t_val(arrays[n]) for n in example.inputs]
     m_args = [m_val(arrays[n]) for n in example.inputs]
     if hasattr(t_mod, "build"):
         t_model, m_model = _build_pair(t_mod, m_mod, example.train, t_args, m_args)
         t_args.insert(0, t_model)
         m_args.insert(0, m_model)
-    with torch.no_grad():
-        t_out = t_mod.run(*t_args)
+    t_out = _torch_run(t_mod, t_args)
     return t_out, m_mod.run, m_args
 
 
@@ -324,8 +339,7 @@ def prepare(entry: Entry, style: str, profile: str = "nn", seed: int = 0, import
         if entry.kind == "method":
             t_args.insert(0, t_val(self_array))
             m_args.insert(0, m_val(self_array))
-        with torch.no_grad():
-            t_out = t_mod.run(*t_args)
+        t_out = _torch_run(t_mod, t_args)
         call = m_mod.run
     return ProofCase(entry, style, torch_code, ms_code, t_out, call, m_args)
 
