@@ -12,6 +12,7 @@ Input specs in an example's ``inputs``/``self`` (parsed, never evaluated):
 from __future__ import annotations
 
 import ast
+import contextlib
 import itertools
 import linecache
 import os
@@ -242,22 +243,34 @@ def _build_pair(t_mod, m_mod, train: bool, t_args=(), m_args=(), part=lambda mod
     return t_model, m_model
 
 
-def _torch_run(t_mod, t_args):
-    """The torch program's ``run(*t_args)`` under no_grad, torch's process-wide state as it found it: a program may
-    change it (``torch.set_default_device`` pushes a TorchFunctionMode that stays on the stack; ``set_default_dtype``),
-    and every later torch call of the process would run under it (torch 2.13's ``F.l1_loss`` drops ``weight=``
-    whenever any such mode is active: the full suite's worker failed test_weighted_losses after this entry's proof)."""
+@contextlib.contextmanager
+def _torch_state_kept():
+    """torch's process-wide state as the block found it: a proof's torch snippet runs in the test process and may
+    change it, at import or in ``run`` (``torch.set_default_device`` pushes a TorchFunctionMode that stays on the
+    stack; ``set_default_dtype``; ``use_deterministic_algorithms(True)``), and every later torch call of the process
+    would run under it: torch 2.13's ``F.l1_loss`` drops ``weight=`` whenever any such mode is active, and its
+    max_unpool raises "does not have a deterministic implementation" (the full suite's workers failed
+    test_weighted_losses and 30 max_unpool proofs after those entries' proofs)."""
     import torch
 
     dtype = torch.get_default_dtype()
     modes = len(torch.overrides._get_current_function_mode_stack())
+    deterministic = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
     try:
-        with torch.no_grad():
-            return t_mod.run(*t_args)
+        yield
     finally:
         if len(torch.overrides._get_current_function_mode_stack()) > modes:
             torch.set_default_device(None)  # the default device's mode goes; none was there before
         torch.set_default_dtype(dtype)
+        torch.use_deterministic_algorithms(deterministic[0], warn_only=deterministic[1])
+
+
+def _torch_run(t_mod, t_args):
+    """The torch snippet's ``run(*t_args)``, without autograd."""
+    import torch
+
+    with torch.no_grad():
+        return t_mod.run(*t_args)
 
 
 def _run_program(t_mod, m_mod, arrays, t_val, m_val, example):
@@ -297,7 +310,13 @@ class ProofCase:
 
 def prepare(entry: Entry, style: str, profile: str = "nn", seed: int = 0, importable: bool = False) -> ProofCase:
     """Convert the example, build both sides' inputs (and layers), run torch. ``importable``: the converted snippet
-    is loaded so that MindSpore's graph compiler can read it (see :func:`prove`'s ``graph``)."""
+    is loaded so that MindSpore's graph compiler can read it (see :func:`prove`'s ``graph``). torch's process-wide
+    state is left as it was (:func:`_torch_state_kept`)."""
+    with _torch_state_kept():
+        return _prepare(entry, style, profile, seed, importable)
+
+
+def _prepare(entry: Entry, style: str, profile: str, seed: int, importable: bool) -> ProofCase:
     import mindspore as ms
     import torch
 

@@ -55,7 +55,7 @@ CORPUS = textwrap.dedent('''\
 
 
     def deterministic(x):
-        if torch.are_deterministic_algorithms_enabled() or torch.cat([x, x], dim=0).shape[0] > 0:
+        if torch.is_warn_always_enabled() or torch.cat([x, x], dim=0).shape[0] > 0:
             return x * 3
         return x
 

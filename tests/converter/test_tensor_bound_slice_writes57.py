@@ -82,9 +82,31 @@ def test_int_bounds_match_torch(tmp_path, mode):
                                 "shift", mode)
 
 
-@pytest.mark.parametrize("mode", ["pynative", "graph"])
-def test_kv_cache_writes_match_torch(tmp_path, mode):
+def _check_kv_cache(tmp_path, mode):
     x = np.random.default_rng(0).standard_normal((2, 5, 3)).astype(np.float32)
     start = np.array(2, dtype=np.int64)
     assert_port_matches_in_mode(CACHE, convert_source(CACHE, "cache.py").code, "Cache", [x, start], tmp_path,
                                 "kvcache", mode, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["pynative", "graph"])
+def test_kv_cache_writes_match_torch(tmp_path, mode):
+    """GRAPH_MODE runs in a fresh interpreter, as a user's port runs: in the full suite (-n 2, session 54) the same
+    graph failed in MindSpore's own parameter_eliminate pass ("The pointer[manager] is null") after the worker's
+    earlier graphs, and passed alone and after this file's neighbours; an in-process compile cache of MindSpore's is
+    the suspect, not the port."""
+    if mode == "pynative":
+        _check_kv_cache(tmp_path, mode)
+        return
+    import os
+    import subprocess
+    import sys
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(here))
+    code = (f"import sys, pathlib; sys.path[:0] = [{here!r}, {root!r}]\n"
+            "import test_tensor_bound_slice_writes57 as t\n"
+            f"t._check_kv_cache(pathlib.Path({str(tmp_path)!r}), 'graph')\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([root, here])})
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-6000:]

@@ -34,3 +34,14 @@ def test_a_proof_leaves_no_torch_mode_behind(style):
     got, want = _weighted_l1()
     assert got == pytest.approx(want), (got, want)
     assert torch.get_default_dtype() == torch.float32
+
+
+@pytest.mark.parametrize("style", applicable_styles(_entry("torch.use_deterministic_algorithms")))
+def test_a_proof_leaves_torch_nondeterministic_as_it_was(style):
+    """torch.use_deterministic_algorithms(True)'s proof left torch deterministic: every later max_unpool proof of the
+    worker raised ("max_unpooling2d_forward_out does not have a deterministic implementation", 30 tests)."""
+    assert not torch.are_deterministic_algorithms_enabled()
+    prove(_entry("torch.use_deterministic_algorithms"), style)
+    assert not torch.are_deterministic_algorithms_enabled()
+    pooled, indices = F.max_pool2d(torch.arange(16.0).reshape(1, 1, 4, 4), 2, return_indices=True)
+    assert F.max_unpool2d(pooled, indices, 2).shape == (1, 1, 4, 4)
