@@ -9,6 +9,7 @@ import libcst as cst
 from mindport.migrator.context import IMPORT_STYLE
 from mindport.migrator.native_facts import all_nodes, unbatched_handling
 from mindport.migrator.scopes import dotted_name
+from mindport.migrator.syntax import MODULE_NAMES
 from mindport.migrator.walk import parse_expression, parse_statement, read, transform, walk
 from mindport.names import Scope, is_torch, package_nature, torch_package
 
@@ -360,19 +361,8 @@ def drop_unread_torch_stars(code: str) -> str:
     stars = list(_TORCH_STAR_LINE.finditer(code)) if "import *" in code else []
     if not stars or len(_ANY_STAR.findall(code)) != len(stars) or any(w in code for w in _NAMES_BOUND_UNSEEN):
         return code
-    rest = _without(code, stars)
-    if _free_globals(rest):
-        return code
-    return rest
-
-
-def _without(code: str, matches) -> str:
-    out, last = [], 0
-    for m in matches:
-        out.append(code[last:m.start()])
-        last = m.end()
-    out.append(code[last:])
-    return "".join(out)
+    rest = _TORCH_STAR_LINE.sub("", code)
+    return code if _free_globals(rest) else rest
 
 
 def _free_globals(code: str) -> set[str]:
@@ -396,11 +386,7 @@ def _free_globals(code: str) -> set[str]:
                 bound.add(symbol.get_name())
             if symbol.is_referenced() and (table is top or symbol.is_global()):
                 read.add(symbol.get_name())
-    return {n for n in read - bound if not hasattr(builtins, n) and n not in _MODULE_GLOBALS}
-
-
-_MODULE_GLOBALS = frozenset({"__name__", "__file__", "__doc__", "__package__", "__spec__", "__loader__", "__path__",
-                             "__annotations__", "__dict__", "__cached__", "__builtins__"})
+    return {n for n in read - bound if not hasattr(builtins, n) and n not in MODULE_NAMES}
 
 # ------------------------------------------------------------------------------------------- run-time imports
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+# module attributes Python binds in every module (read as plain names): never unbound, never a star import's
+MODULE_NAMES = frozenset({"__name__", "__file__", "__doc__", "__package__", "__spec__", "__loader__", "__path__",
+                          "__builtins__", "__annotations__", "__dict__", "__cached__", "__class__"})
+
 # ``name=value`` with no spaces, as keyword arguments are written
 NO_SPACE_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 

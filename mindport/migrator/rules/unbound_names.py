@@ -10,12 +10,9 @@ import libcst as cst
 
 from mindport.mappings import COMPLETE_STARS, star_names
 from mindport.migrator.rules.base import Example, GraphMethodRule
-from mindport.migrator.syntax import code_of
+from mindport.migrator.syntax import MODULE_NAMES, code_of
 from mindport.migrator.walk import parse_statement
 
-# module attributes Python binds in every module (read as plain names)
-_MODULE_NAMES = frozenset({"__name__", "__file__", "__doc__", "__package__", "__spec__", "__loader__", "__path__",
-                           "__builtins__", "__annotations__", "__dict__", "__cached__", "__class__"})
 # a module that binds names at run time in ways no statement shows: nothing is taken as unbound there
 _DYNAMIC = ("import *", "globals()", "exec(", "__builtins__", "setattr(sys.modules", "vars()")
 
@@ -168,7 +165,7 @@ class UnboundNameTransform(GraphMethodRule):
         bound = _module_bindings(tree, {id(node) for node in optional}) - {"*"}
         bound |= {name for n in stars for name in star_names(n.module)}
         self._optional = frozenset(n for node in optional for n in _imported_names(node)) - bound
-        self._module_bound = frozenset(bound) | _MODULE_NAMES | frozenset(dir(builtins))
+        self._module_bound = frozenset(bound) | MODULE_NAMES | frozenset(dir(builtins))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
