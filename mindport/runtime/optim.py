@@ -210,9 +210,8 @@ def leaf_parameter(owner, name: str, value) -> Parameter:
     itself so that the loss reads what the optimizer writes, and returned. torch registers no parameter for it: it is
     in no ``parameters()`` and no ``state_dict``, so a Cell owner holds it as a plain attribute (not registered: an
     optimizer over the whole model built later, ``Adam(model.parameters())``, leaves it to its own optimizer as torch
-    does; a checkpoint leaves it out), marked ``_mp_unregistered`` for the weight map."""
+    does; a checkpoint and the weight map leave it out)."""
     param = value if isinstance(value, Parameter) else Parameter(value, name=name, requires_grad=True)
-    param._mp_unregistered = True
     if isinstance(owner, ms.nn.Cell):
         object.__setattr__(owner, name, param)  # Cell.__setattr__ would register it among the Cell's parameters
     else:

@@ -110,8 +110,6 @@ class _Target:
                 if param is not None:
                     self.by_path.setdefault(_join(prefix, leaf), param)
         self.unread = _unread_parameters(self.cells)
-        # a module's leaf tensor an optimizer updates (mindport.runtime.optim.leaf_parameter): torch registers none
-        self.unread |= {id(p) for p in self.by_path.values() if getattr(p, "_mp_unregistered", False)}
         self.held = {id(param): where for where, member in held.items()
                      for _, param in member.parameters_and_names()}  # Parameters of unregistered members
         self.buffers = {}
